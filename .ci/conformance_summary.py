@@ -1,0 +1,432 @@
+#!/usr/bin/env python3
+"""Summarise an MCP conformance harness run and judge it against trimcp's baseline.
+
+Reads every ``checks.json`` the harness wrote under ``--out`` (``OUT/server/...`` and
+``OUT/client/...``), the scenario list printed by ``npx conformance list`` (for the
+scenario -> spec-version tags), ``conformance/scope.txt`` (which scenarios CI holds
+trimcp to) and ``conformance/expected-failures.yml`` (known failures, each with a reason).
+
+A scenario passes when none of its checks is a FAILURE; WARNINGs are counted and shown.
+In client mode, when .ci/conformance_client_wrap.py recorded the client runs
+(OUT/client-exits), an in-scope scenario whose client timed out or exited non-zero fails
+too. Exit status: 0 when every in-scope scenario passed or is listed as expected to fail, and
+no listed scenario passed; 1 otherwise; 2 on unusable input (a missing file, a malformed
+list, an unknown scenario name).
+
+Stdlib only, Python 3.11. The harness's own exit code is not consulted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MODES = ("server", "client")
+STATUSES = ("SUCCESS", "FAILURE", "WARNING", "INFO", "SKIPPED")
+
+# The harness names each result folder `<prefix>-<scenario>-<ISO timestamp>`, the prefix
+# being "server" in server mode and absent in client mode; client scenario names may
+# contain "/" (auth/...), which becomes nested folders.
+_TIMESTAMP = re.compile(r"-(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)$")
+# `npx conformance list` prints `  - <name> [<tag>,<tag>]` under a section header.
+_LIST_ENTRY = re.compile(r"^\s+- (?P<name>\S+)(?: \[(?P<tags>[^\]]*)\])?\s*$")
+_LIST_SECTIONS = {
+    "Server scenarios": "server",
+    "Client scenarios": "client",
+    "Authorization server scenarios": "authorization",
+}
+
+
+class InputError(Exception):
+    """The run's inputs cannot be judged (exit 2)."""
+
+
+@dataclass
+class ScenarioResult:
+    name: str
+    counts: dict[str, int] = field(default_factory=dict)
+    failed_checks: list[str] = field(default_factory=list)
+    warned_checks: list[str] = field(default_factory=list)
+    stamp: str = ""
+    client_exit: str | None = None  # client mode: why the client run counts as failed
+
+    @property
+    def checks(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def failures(self) -> int:
+        return self.counts.get("FAILURE", 0)
+
+    @property
+    def warnings(self) -> int:
+        return self.counts.get("WARNING", 0)
+
+    @property
+    def passed(self) -> bool:
+        return self.failures == 0 and self.client_exit is None
+
+
+@dataclass
+class Expected:
+    name: str
+    reason: str
+    line: int
+
+
+# ---------------------------------------------------------------------------- parsing
+
+
+def parse_list(text: str) -> dict[str, dict[str, list[str]]]:
+    """Map mode -> scenario -> tags from the output of `npx conformance list`."""
+    catalogue: dict[str, dict[str, list[str]]] = {}
+    section: str | None = None
+    for raw in text.splitlines():
+        header = next((m for h, m in _LIST_SECTIONS.items() if raw.startswith(h)), None)
+        if header is not None:
+            section = header
+            catalogue.setdefault(section, {})
+            continue
+        match = _LIST_ENTRY.match(raw)
+        if match and section is not None:
+            tags = [t.strip() for t in (match["tags"] or "").split(",") if t.strip()]
+            catalogue[section][match["name"]] = tags
+    for mode in MODES:
+        if not catalogue.get(mode):
+            raise InputError(f"scenario list has no {mode} scenarios: is it `conformance list`?")
+    return catalogue
+
+
+def _strip_comment(line: str) -> tuple[str, str]:
+    body, _, comment = line.partition("#")
+    return body.strip(), comment.strip()
+
+
+def parse_scope(text: str, catalogue: dict[str, dict[str, list[str]]]) -> dict[str, set[str]]:
+    """Scope lines: `server-tag TAG`, `client-tag TAG`, `server NAME`, `client NAME`."""
+    scope: dict[str, set[str]] = {mode: set() for mode in MODES}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        body, _ = _strip_comment(raw)
+        if not body:
+            continue
+        parts = body.split()
+        if len(parts) != 2:
+            raise InputError(f"scope line {number}: expected `<kind> <value>`, got {raw!r}")
+        kind, value = parts
+        mode, _, suffix = kind.partition("-")
+        if mode not in MODES or suffix not in ("", "tag"):
+            raise InputError(f"scope line {number}: unknown kind {kind!r}")
+        known = catalogue[mode]
+        if suffix == "tag":
+            matched = {name for name, tags in known.items() if value in tags}
+            if not matched:
+                raise InputError(f"scope line {number}: no {mode} scenario is tagged {value!r}")
+            scope[mode] |= matched
+        elif value in known:
+            scope[mode].add(value)
+        else:
+            raise InputError(f"scope line {number}: unknown {mode} scenario {value!r}")
+    return scope
+
+
+def _parse_key(body: str, number: int) -> tuple[str, bool]:
+    """A top-level `server:` (a list follows) or `server: []` (empty) line."""
+    key, _, rest = body.partition(":")
+    key, rest = key.strip(), rest.strip()
+    if key not in MODES or rest not in ("", "[]"):
+        raise InputError(f"expected-failures line {number}: cannot parse {body!r}")
+    return key, rest == ""
+
+
+def parse_expected(text: str) -> dict[str, list[Expected]]:
+    """The tiny YAML subset `server:` / `client:` followed by `- name  # reason` items."""
+    expected: dict[str, list[Expected]] = {mode: [] for mode in MODES}
+    mode: str | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        body, reason = _strip_comment(raw)
+        if not body:
+            continue
+        if not raw[0].isspace() and not body.startswith("- "):
+            key, opens_list = _parse_key(body, number)
+            mode = key if opens_list else None
+            continue
+        name = body[2:].strip().strip("'\"") if body.startswith("- ") else ""
+        if mode is None or not name or " " in name:
+            raise InputError(f"expected-failures line {number}: cannot parse {raw!r}")
+        if not reason:
+            raise InputError(
+                f"expected-failures line {number}: {name!r} needs a reason (`- name  # why`)"
+            )
+        if any(entry.name == name for entry in expected[mode]):
+            raise InputError(f"expected-failures line {number}: {name!r} is listed twice")
+        expected[mode].append(Expected(name, reason, number))
+    return expected
+
+
+def _scenario_from_dir(mode_dir: Path, result_dir: Path, mode: str) -> tuple[str, str]:
+    relative = result_dir.relative_to(mode_dir).as_posix()
+    match = _TIMESTAMP.search(relative)
+    if match is None:
+        raise InputError(f"unexpected result folder name: {result_dir}")
+    name = relative[: match.start()]
+    if mode == "server":
+        if not name.startswith("server-"):
+            raise InputError(f"unexpected server result folder name: {result_dir}")
+        name = name[len("server-") :]
+    return name, match.group(1)
+
+
+def load_results(mode_dir: Path, mode: str) -> dict[str, ScenarioResult]:
+    """Every scenario's latest checks.json under OUT/<mode>."""
+    results: dict[str, ScenarioResult] = {}
+    for path in sorted(mode_dir.rglob("checks.json")):
+        name, stamp = _scenario_from_dir(mode_dir, path.parent, mode)
+        try:
+            checks = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path}: unreadable checks.json ({exc})") from exc
+        if not isinstance(checks, list):
+            raise InputError(f"{path}: checks.json is not a list")
+        result = ScenarioResult(name=name, stamp=stamp)
+        for check in checks:
+            if not isinstance(check, dict):
+                raise InputError(f"{path}: a check is not an object")
+            status = str(check.get("status", "?"))
+            result.counts[status] = result.counts.get(status, 0) + 1
+            label = str(check.get("id", "?"))
+            message = check.get("errorMessage")
+            if message:
+                label = f"{label}: {str(message).splitlines()[0][:160]}"
+            if status == "FAILURE":
+                result.failed_checks.append(label)
+            elif status == "WARNING":
+                result.warned_checks.append(label)
+        previous = results.get(name)
+        if previous is None or previous.stamp < stamp:
+            results[name] = result
+    return results
+
+
+def apply_client_exits(
+    exits_dir: Path, results: dict[str, ScenarioResult], scope: set[str]
+) -> None:
+    """Mark in-scope client scenarios whose client timed out, failed or left no record.
+
+    The records come from .ci/conformance_client_wrap.py. Only in-scope scenarios are
+    held to "exit 0 by itself": some out-of-scope ones expect the client to give up.
+    """
+    for name in scope:
+        result = results.get(name)
+        if result is None:
+            continue
+        path = exits_dir / (name.replace("/", "__") + ".json")
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            result.client_exit = "the client left no exit record (never started, or was killed)"
+            continue
+        if not isinstance(record, dict):
+            raise InputError(f"{path}: exit record is not an object")
+        seconds = record.get("seconds")
+        if record.get("timed_out"):
+            result.client_exit = f"the client did not exit by itself (stopped after {seconds} s)"
+        elif record.get("exit_code") != 0:
+            result.client_exit = f"the client exited with status {record.get('exit_code')}"
+
+
+# ---------------------------------------------------------------------------- judging
+
+
+@dataclass
+class ModeVerdict:
+    mode: str
+    results: dict[str, ScenarioResult]
+    scope: set[str]
+    expected: list[Expected]
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def judge(
+    mode: str,
+    results: dict[str, ScenarioResult],
+    scope: set[str],
+    expected: list[Expected],
+    known: dict[str, list[str]],
+) -> ModeVerdict:
+    verdict = ModeVerdict(mode, results, scope, expected)
+    listed = {entry.name: entry for entry in expected}
+    for entry in expected:
+        if entry.name not in known:
+            raise InputError(
+                f"expected-failures line {entry.line}: unknown {mode} scenario {entry.name!r}"
+            )
+    for name in sorted(scope):
+        result = results.get(name)
+        if result is None:
+            verdict.problems.append(f"{name}: in scope but produced no checks.json (not run?)")
+        elif not result.passed and name not in listed:
+            why = result.client_exit or f"{result.failures} failing checks"
+            verdict.problems.append(f"{name}: FAILED ({why})")
+    for name, entry in sorted(listed.items()):
+        result = results.get(name)
+        if result is None:
+            verdict.notes.append(f"{name}: listed as expected failure but was not run")
+        elif result.passed:
+            verdict.problems.append(
+                f"{name}: listed in expected-failures.yml (line {entry.line}) but now passes:"
+                " remove the stale entry"
+            )
+        else:
+            verdict.notes.append(f"{name}: failed as expected ({entry.reason})")
+    for name, result in sorted(results.items()):
+        if name not in scope and name not in listed and not result.passed:
+            verdict.notes.append(f"{name}: failed, out of scope ({result.failures} failing checks)")
+    return verdict
+
+
+# ---------------------------------------------------------------------------- output
+
+
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for index, row in enumerate(rows):
+        cells = [
+            cell.ljust(width) if column == 0 else cell.rjust(width)
+            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * width for width in widths))
+    return lines
+
+
+def render(verdict: ModeVerdict, known: dict[str, list[str]], verbose: bool) -> list[str]:
+    listed = {entry.name for entry in verdict.expected}
+    rows: list[list[str]] = [["scenario", "scope", "result", "checks", "failures", "warnings"]]
+    totals = {"in": [0, 0, 0, 0, 0], "all": [0, 0, 0, 0, 0]}
+    for name in sorted(set(verdict.results) | verdict.scope):
+        result = verdict.results.get(name)
+        in_scope = name in verdict.scope
+        marker = "yes" if in_scope else "-"
+        if result is None:
+            rows.append([name, marker, "NOT RUN", "-", "-", "-"])
+            continue
+        if result.passed:
+            outcome = "pass" if name not in listed else "PASS (listed!)"
+        else:
+            outcome = "expected-fail" if name in listed else "FAIL"
+        rows.append(
+            [
+                name,
+                marker,
+                outcome,
+                str(result.checks),
+                str(result.failures),
+                str(result.warnings),
+            ]
+        )
+        for key in ("in", "all") if in_scope else ("all",):
+            bucket = totals[key]
+            bucket[0] += 1
+            bucket[1] += int(result.passed)
+            bucket[2] += result.checks
+            bucket[3] += result.failures
+            bucket[4] += result.warnings
+    lines = [f"=== conformance {verdict.mode} mode ===", *_table(rows), ""]
+    for key, label in (("in", "in scope"), ("all", "all run")):
+        run, passed, checks, failures, warnings = totals[key]
+        denominator = len(verdict.scope) if key == "in" else run
+        not_run = f", {denominator - run} not run" if denominator > run else ""
+        lines.append(
+            f"{verdict.mode} {label}: {passed}/{denominator} scenarios passed{not_run},"
+            f" {checks} checks, {failures} failures, {warnings} warnings"
+        )
+    lines.append("")
+    for name in sorted(verdict.results):
+        result = verdict.results[name]
+        show = name in verdict.scope or name in listed or verbose
+        if not show or (result.passed and not result.warned_checks):
+            continue
+        if result.client_exit:
+            lines.append(f"  {name}  CLIENT   {result.client_exit}")
+        for label in result.failed_checks:
+            lines.append(f"  {name}  FAILURE  {label}")
+        for label in result.warned_checks:
+            lines.append(f"  {name}  WARNING  {label}")
+    if known and verbose:
+        lines.append(f"({len(known)} {verdict.mode} scenarios in this harness)")
+    return lines
+
+
+# ---------------------------------------------------------------------------- main
+
+
+def _read(path: Path, what: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path}: {exc}") from exc
+
+
+def run(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--out", type=Path, required=True, help="harness output folder")
+    parser.add_argument("--list", type=Path, required=True, help="`conformance list` output")
+    parser.add_argument("--scope", type=Path, required=True, help="conformance/scope.txt")
+    parser.add_argument("--expected", type=Path, required=True, help="expected-failures.yml")
+    parser.add_argument(
+        "--modes",
+        default="server,client",
+        help="comma-separated modes that were run (a mode not run is not judged)",
+    )
+    parser.add_argument("--verbose", action="store_true", help="list out-of-scope checks too")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+
+    try:
+        modes = [m.strip() for m in str(args.modes).split(",") if m.strip()]
+        unknown = [m for m in modes if m not in MODES]
+        if unknown:
+            raise InputError(f"unknown mode(s): {', '.join(unknown)}")
+        catalogue = parse_list(_read(args.list, "scenario list"))
+        scope = parse_scope(_read(args.scope, "scope file"), catalogue)
+        expected = parse_expected(_read(args.expected, "expected failures"))
+        verdicts = []
+        for mode in modes:
+            mode_dir = args.out / mode
+            results = load_results(mode_dir, mode) if mode_dir.is_dir() else {}
+            exits_dir = args.out / "client-exits"
+            if mode == "client" and exits_dir.is_dir():
+                apply_client_exits(exits_dir, results, scope[mode])
+            verdicts.append(judge(mode, results, scope[mode], expected[mode], catalogue[mode]))
+    except InputError as exc:
+        print(f"conformance summary: ERROR: {exc}", file=sys.stderr)
+        return 2
+
+    problems: list[str] = []
+    for verdict in verdicts:
+        print("\n".join(render(verdict, catalogue[verdict.mode], args.verbose)))
+        for note in verdict.notes:
+            print(f"note: {verdict.mode}: {note}")
+        problems += [f"{verdict.mode}: {p}" for p in verdict.problems]
+        print()
+    for mode in MODES:
+        if mode not in modes:
+            print(f"conformance {mode} mode: not run, not judged")
+    if problems:
+        print("conformance: FAILED")
+        for problem in problems:
+            print(f"  - {problem}")
+        return 1
+    print("conformance: OK (every in-scope scenario passed or is an expected failure)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run())

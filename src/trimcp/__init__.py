@@ -1,0 +1,109 @@
+"""trimcp: a Model Context Protocol engine, client and server, on Trio.
+
+The public facade. Everything a user needs is re-exported here; the subpackages hold
+the layers (``wire`` ← ``protocol`` ← ``binding`` ← ``dispatch`` ← ``nursery`` ←
+``transports`` ← ``server``/``client`` ← ``testing``/``cli``).
+"""
+
+from trimcp.binding import ArgumentsError as ArgumentsError
+from trimcp.client import Client as Client
+from trimcp.client import open_client as open_client
+from trimcp.dispatch import ConnectionClosedError as ConnectionClosedError
+from trimcp.dispatch import ContextClosedError as ContextClosedError
+from trimcp.dispatch import McpError as McpError
+from trimcp.dispatch import Middlewares as Middlewares
+from trimcp.dispatch import RequestTimeoutError as RequestTimeoutError
+from trimcp.nursery import BackgroundContext as BackgroundContext
+from trimcp.nursery import HandlerContext as HandlerContext
+from trimcp.nursery import SessionLimits as SessionLimits
+from trimcp.nursery import detach_for_background as detach_for_background
+from trimcp.protocol import (
+    AudioContent as AudioContent,
+)
+from trimcp.protocol import (
+    CallToolResult as CallToolResult,
+)
+from trimcp.protocol import (
+    CreateMessageParams as CreateMessageParams,
+)
+from trimcp.protocol import (
+    CreateMessageResult as CreateMessageResult,
+)
+from trimcp.protocol import (
+    ElicitParams as ElicitParams,
+)
+from trimcp.protocol import (
+    ElicitResult as ElicitResult,
+)
+from trimcp.protocol import (
+    EmbeddedResource as EmbeddedResource,
+)
+from trimcp.protocol import (
+    ImageContent as ImageContent,
+)
+from trimcp.protocol import (
+    ResourceLink as ResourceLink,
+)
+from trimcp.protocol import (
+    Root as Root,
+)
+from trimcp.protocol import (
+    SamplingMessage as SamplingMessage,
+)
+from trimcp.protocol import (
+    TextContent as TextContent,
+)
+from trimcp.protocol import (
+    TextResourceContents as TextResourceContents,
+)
+from trimcp.protocol import (
+    Tool as Tool,
+)
+from trimcp.protocol import (
+    ToolAnnotations as ToolAnnotations,
+)
+from trimcp.server import CapabilityError as CapabilityError
+from trimcp.server import Server as Server
+from trimcp.server import ToolContext as ToolContext
+from trimcp.server import ToolError as ToolError
+from trimcp.server import serve_stdio as serve_stdio
+from trimcp.transports import stdio_command as stdio_command
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArgumentsError",
+    "AudioContent",
+    "BackgroundContext",
+    "CallToolResult",
+    "CapabilityError",
+    "Client",
+    "ConnectionClosedError",
+    "ContextClosedError",
+    "CreateMessageParams",
+    "CreateMessageResult",
+    "ElicitParams",
+    "ElicitResult",
+    "EmbeddedResource",
+    "HandlerContext",
+    "ImageContent",
+    "McpError",
+    "Middlewares",
+    "RequestTimeoutError",
+    "ResourceLink",
+    "Root",
+    "SamplingMessage",
+    "Server",
+    "SessionLimits",
+    "TextContent",
+    "TextResourceContents",
+    "Tool",
+    "ToolAnnotations",
+    "ToolContext",
+    "ToolError",
+    "__version__",
+    "detach_for_background",
+    "open_client",
+    "serve_stdio",
+    "stdio_command",
+]

@@ -1,0 +1,218 @@
+"""Source generation for the per-object structure and unstructure functions.
+
+Each object type gets two straight-line Python functions, compiled once: no loops over
+fields, no signature inspection, no per-call dispatch for primitive members (their strict
+type check is inlined as ``v.__class__ is int``). Other members call the hook the converter
+resolved for their type when the function was generated (or, for a member whose type
+refers back to a class still being generated, a late-bound ``converter.structure``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+from collections.abc import Callable
+from typing import Any
+
+import cattrs
+from cattrs.errors import ForbiddenExtraKeysError
+
+from ._errors import InvalidValue, with_attribute_note
+from ._plan import MISSING, FieldPlan, ObjectPlan
+from ._types import (
+    ANY_TYPES,
+    PRIMITIVES,
+    describe,
+    is_json_native,
+    is_union,
+    strip_annotated,
+    union_members,
+)
+
+__all__ = ["StructureFn", "UnstructureFn", "make_structure_fn", "make_unstructure_fn"]
+
+StructureFn = Callable[[Any, Any], Any]
+UnstructureFn = Callable[[Any], Any]
+
+_counter = itertools.count()
+
+
+def _compile(name: str, source: str, namespace: dict[str, Any]) -> Any:
+    filename = f"<trimcp-generated {name}-{next(_counter)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]
+
+
+def _primitive_classes(tp: Any) -> tuple[type, ...] | None:
+    """The exact classes accepted for *tp* if it is a primitive or a union of primitives."""
+    members = union_members(tp) if is_union(tp) else (tp,)
+    classes: list[type] = []
+    for member in members:
+        if member not in PRIMITIVES:
+            return None
+        classes.append(member)
+        if member is float:
+            classes.append(int)
+    return tuple(dict.fromkeys(classes))
+
+
+def _missing(name: str) -> KeyError:
+    return KeyError(name)
+
+
+def make_structure_fn(
+    plan: ObjectPlan,
+    converter: cattrs.Converter,
+    build: Callable[..., Any] | None,
+    is_late: Callable[[Any], bool],
+) -> StructureFn:
+    """Generate ``structure(o, _type) -> object`` for *plan*.
+
+    *build* is called with the structured members as keywords; ``None`` returns the
+    keyword dict itself (tool parameters). *is_late(tp)* says whether the hook of member
+    type *tp* must be looked up at call time because *tp* refers to a class whose hook is
+    being generated right now (recursive types).
+    """
+    ns: dict[str, Any] = {
+        "_MISSING": MISSING,
+        "_cve": cattrs.ClassValidationError,
+        "_invalid": InvalidValue,
+        "_note": with_attribute_note,
+        "_missing": _missing,
+        "_build": build,
+        "_owner": plan.owner,
+        "_msg": f"While structuring {plan.owner}",
+        "_known": plan.known_keys,
+        "_fek": ForbiddenExtraKeysError,
+    }
+    lines = [
+        "def structure(o, _type=None):",
+        "    if not isinstance(o, dict):",
+        "        raise _cve(_msg, [_invalid('expected object')], _build or dict)",
+        "    res = {}",
+        "    errors = []",
+    ]
+    for i, field in enumerate(plan.fields):
+        lines.extend(_structure_field(i, field, ns, converter, is_late))
+    if plan.extra_field is not None:
+        ns["_extra_name"] = plan.extra_field
+        lines += [
+            "    extra = {k: v for k, v in o.items() if k not in _known}",
+            "    if extra:",
+            "        res[_extra_name] = extra",
+        ]
+    if plan.forbid_extra:
+        lines += [
+            "    unknown = [k for k in o if k not in _known]",
+            "    if unknown:",
+            "        errors.append(_fek(None, _build or dict, set(unknown)))",
+        ]
+    lines += ["    if errors:", "        raise _cve(_msg, errors, _build or dict)"]
+    if build is None:
+        lines.append("    return res")
+    else:
+        lines += [
+            "    try:",
+            "        return _build(**res)",
+            "    except Exception as exc:",
+            "        raise _cve(_msg, [exc], _build) from None",
+        ]
+    return _compile("structure", "\n".join(lines) + "\n", ns)  # type: ignore[no-any-return]
+
+
+def _structure_field(
+    i: int,
+    field: FieldPlan,
+    ns: dict[str, Any],
+    converter: cattrs.Converter,
+    is_late: Callable[[Any], bool],
+) -> list[str]:
+    tp = strip_annotated(field.type)
+    ns[f"_t{i}"] = tp
+    w, n = repr(field.wire), repr(field.name)  # str literals in the generated source
+    lines = [f"    v = o.get({w}, _MISSING)"]
+    if field.required:
+        lines += [
+            "    if v is _MISSING:",
+            f"        errors.append(_note(_missing({w}), {w}, _t{i}, _owner))",
+        ]
+    else:
+        lines += ["    if v is _MISSING:", "        pass"]
+    fail = f"errors.append(_note(_invalid(_e{i}), {w}, _t{i}, _owner))"
+    if field.is_tag:
+        ns[f"_v{i}"] = field.tag
+        ns[f"_c{i}"] = type(field.tag)
+        ns[f"_e{i}"] = f"expected {field.tag!r}"
+        lines += [f"    elif v.__class__ is not _c{i} or v != _v{i}:", f"        {fail}"]
+        return lines
+    classes = _primitive_classes(tp)
+    if tp in ANY_TYPES:
+        lines += ["    else:", f"        res[{n}] = v"]
+    elif classes is not None:
+        ns[f"_e{i}"] = f"expected {describe(tp)}"
+        check = " or ".join(f"v.__class__ is _k{i}_{j}" for j in range(len(classes)))
+        for j, cls in enumerate(classes):
+            ns[f"_k{i}_{j}"] = cls
+        lines += [f"    elif {check}:", f"        res[{n}] = v", "    else:", f"        {fail}"]
+    else:
+        if is_late(tp):
+            ns[f"_s{i}"] = converter.structure
+        else:
+            ns[f"_s{i}"] = converter.get_structure_hook(tp)
+        lines += [
+            "    else:",
+            "        try:",
+            f"            res[{n}] = _s{i}(v, _t{i})",
+            "        except Exception as exc:",
+            f"            errors.append(_note(exc, {w}, _t{i}, _owner))",
+        ]
+    return lines
+
+
+def make_unstructure_fn(
+    plan: ObjectPlan,
+    converter: cattrs.Converter,
+    is_late: Callable[[Any], bool],
+) -> UnstructureFn:
+    """Generate ``unstructure(obj) -> dict`` for *plan* (reads attributes by name).
+
+    Tags are always written; members whose default is ``None`` are left out when ``None``;
+    JSON-native members (primitives, ``Any``, lists and dicts of those) are written as they
+    are, by reference; extra keys never override known members.
+    """
+    ns: dict[str, Any] = {}
+    literal: list[str] = []
+    optional: list[str] = []
+    for i, field in enumerate(plan.fields):
+        tp = strip_annotated(field.type)
+        w = repr(field.wire)
+        if field.is_tag:
+            ns[f"_v{i}"] = field.tag
+            literal.append(f"{w}: _v{i}")
+            continue
+        if is_json_native(tp):
+            value = f"obj.{field.attribute}"
+        else:
+            hook = (lambda v, tp=tp: converter.unstructure(v, tp)) if is_late(tp) else None
+            ns[f"_u{i}"] = hook or converter.get_unstructure_hook(tp)
+            value = f"_u{i}(obj.{field.attribute})"
+        if field.omit_none:
+            optional += [
+                f"    v = obj.{field.attribute}",
+                "    if v is not None:",
+                f"        res[{w}] = {value.replace(f'obj.{field.attribute}', 'v')}",
+            ]
+        else:
+            literal.append(f"{w}: {value}")
+    lines = ["def unstructure(obj):", "    res = {" + ", ".join(literal) + "}", *optional]
+    if plan.extra_field is not None:
+        lines += [
+            f"    extra = obj.{plan.extra_field}",
+            "    if extra:",
+            "        for k, v in extra.items():",
+            "            if k not in res:",
+            "                res[k] = v",
+        ]
+    lines.append("    return res")
+    return _compile("unstructure", "\n".join(lines) + "\n", ns)  # type: ignore[no-any-return]

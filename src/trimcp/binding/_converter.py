@@ -1,0 +1,198 @@
+"""THE converter: attrs classes <-> JSON-ready data, for every message trimcp reads or writes.
+
+Policies:
+
+- **Names**: snake_case attributes are camelCase on the wire; ``meta`` is ``_meta``; the
+  rule lives in one place (:func:`trimcp.binding._plan.wire_name`) and a field can
+  override it with ``metadata={trimcp.protocol.WIRE_NAME: "..."}``.
+- **Tags**: an ``init=False`` field with a one-value ``Literal`` type (``type`` of content
+  blocks, ``mode`` of URL elicitation) is always written and, when read, must be present
+  with exactly that value. Unions of such classes are dispatched on it.
+- **Omission**: a member whose default is ``None`` is left out when it is ``None``; any
+  other member is always written (a required ``x: int | None`` is written as ``null``).
+- **Unknown keys** are ignored when reading (forward compatibility), unless the class sets
+  ``__trimcp_forbid_extra__ = True`` (then: ``extra fields found (...)``), or keeps them in
+  an extra-keys field (capabilities), which writes them back.
+- **Strict primitives, no coercion ever**: ``str`` accepts only str; ``int`` only int (not
+  bool, not float); ``float`` int or float (not bool); ``bool`` only bool; ``None`` only
+  null; ``list[T]`` / ``tuple`` / ``set`` only JSON arrays; ``dict[str, T]`` and attrs
+  classes only JSON objects; ``Literal`` and ``Enum`` only their exact values (``True`` is
+  not ``1``).
+- **Unions**: ``X | None``; unions of primitives by exact JSON type; unions of classes by
+  tag, else the first member that structures.
+- **Pass-through**: JSON-native values (``Any``, primitives, lists / dicts of them) are
+  neither copied nor walked, in either direction: the result shares them with the input.
+- **Errors**: reading fails with :class:`cattrs.ClassValidationError` (objects) or
+  :class:`cattrs.IterableValidationError` (arrays, maps), carrying notes that
+  :func:`format_errors` turns into ``"expected int @ $.params.arguments.limit"``.
+- **Speed**: hooks are generated once per type (straight-line code for each attrs class,
+  primitive checks inlined) and cached by cattrs' dispatch; nothing is inspected per call.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from typing import Annotated, Any, TypeVar, get_args, get_origin, overload
+
+import cattrs
+
+from ._codegen import make_structure_fn, make_unstructure_fn
+from ._plan import plan_for_class
+from ._strict import StrictHooks
+from ._types import (
+    NoneType,
+    is_attrs,
+    is_enum,
+    is_literal,
+    is_union,
+    mapping_args,
+    sequence_kind,
+    strip_annotated,
+)
+from ._unions import UnionHooks
+from ._writers import Writers
+
+__all__ = ["converter", "make_converter", "structure", "unstructure"]
+
+T = TypeVar("T")
+
+
+def _mentions(tp: Any, classes: set[type]) -> bool:
+    if not classes:
+        return False
+    try:
+        if tp in classes:
+            return True
+    except TypeError:  # unhashable Annotated metadata
+        return False
+    return any(_mentions(arg, classes) for arg in get_args(tp))
+
+
+def _is_container(tp: Any) -> bool:
+    return sequence_kind(tp) is not None or mapping_args(tp) is not None
+
+
+def _is_annotated(tp: Any) -> bool:
+    return get_origin(tp) is Annotated
+
+
+def configure_converter(conv: cattrs.Converter) -> None:
+    """Install trimcp's policies (see the module docstring) on *conv*."""
+    lock = threading.RLock()  # hook generation only; never taken on the per-value path
+    structuring: set[type] = set()
+    unstructuring: set[type] = set()
+
+    def hook_for(tp: Any) -> Any:
+        if _mentions(tp, structuring):
+            return conv.structure
+        return conv.get_structure_hook(tp)
+
+    def writer_for(tp: Any) -> Any:
+        if _mentions(tp, unstructuring):
+            return lambda value: conv.unstructure(value, tp)
+        return conv.get_unstructure_hook(tp)
+
+    strict = StrictHooks(conv, hook_for)
+    unions = UnionHooks(hook_for)
+    writers = Writers(conv, writer_for)
+
+    def structure_attrs(cls: type) -> Any:
+        with lock:
+            structuring.add(cls)
+            try:
+                return make_structure_fn(
+                    plan_for_class(cls), conv, cls, lambda t: _mentions(t, structuring)
+                )
+            finally:
+                structuring.discard(cls)
+
+    def unstructure_attrs(cls: type) -> Any:
+        with lock:
+            unstructuring.add(cls)
+            try:
+                return make_unstructure_fn(
+                    plan_for_class(cls), conv, lambda t: _mentions(t, unstructuring)
+                )
+            finally:
+                unstructuring.discard(cls)
+
+    def structure_annotated(tp: Any) -> Any:
+        inner = strip_annotated(tp)
+        hook = conv.get_structure_hook(inner)
+        return lambda value, _: hook(value, inner)
+
+    for base in (str, int, float, bool):
+        conv.register_structure_hook(base, strict.primitive(base))
+    none_hook = strict.primitive(NoneType)
+    conv.register_structure_hook_func(lambda t: t is NoneType, none_hook)
+    # Function dispatch: the most recently registered predicate wins.
+    conv.register_structure_hook_factory(is_enum, strict.enum)
+    conv.register_structure_hook_factory(is_literal, strict.literal)
+    conv.register_structure_hook_factory(lambda t: sequence_kind(t) is not None, strict.sequence)
+    conv.register_structure_hook_factory(lambda t: mapping_args(t) is not None, strict.mapping)
+    conv.register_structure_hook_factory(is_union, unions.union)
+    conv.register_structure_hook_factory(is_attrs, structure_attrs)
+    conv.register_structure_hook_factory(_is_annotated, structure_annotated)
+
+    # str / int subclasses that are enums (StrEnum, IntEnum, ``class X(str, Enum)``) reach
+    # the class-registered primitive hooks first: write their value, not the member.
+    for base in (str, int):
+        conv.register_unstructure_hook(base, _enum_value_or_self)
+    conv.register_unstructure_hook_factory(is_enum, writers.enum)
+    conv.register_unstructure_hook_factory(is_literal, lambda _: _identity)
+    conv.register_unstructure_hook_factory(lambda t: sequence_kind(t) is not None, writers.sequence)
+    conv.register_unstructure_hook_factory(lambda t: mapping_args(t) is not None, writers.mapping)
+    conv.register_unstructure_hook_factory(is_union, writers.union)
+    conv.register_unstructure_hook_factory(is_attrs, unstructure_attrs)
+    conv.register_unstructure_hook_factory(
+        _is_annotated, lambda tp: conv.get_unstructure_hook(strip_annotated(tp))
+    )
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _enum_value_or_self(value: Any) -> Any:
+    return value.value if isinstance(value, enum.Enum) else value
+
+
+def make_converter() -> cattrs.Converter:
+    """A fresh converter with trimcp's policies (for tests or isolated registrations)."""
+    conv = cattrs.Converter(detailed_validation=True)
+    configure_converter(conv)
+    return conv
+
+
+converter: cattrs.Converter = make_converter()
+"""The one converter every layer uses. Register extra hooks on it only at import time."""
+
+
+@overload
+def structure(value: Any, tp: type[T]) -> T: ...
+@overload
+def structure(value: Any, tp: Any) -> Any: ...
+def structure(value: Any, tp: Any) -> Any:
+    """Read *value* (decoded JSON) as *tp*, strictly.
+
+    Raises:
+        cattrs.ClassValidationError: invalid input for an object type, or for a scalar
+            type (the single error is wrapped so callers need one ``except``).
+        cattrs.IterableValidationError: invalid input for a list, tuple, set or dict type.
+    """
+    try:
+        return converter.structure(value, tp)
+    except cattrs.BaseValidationError:
+        raise
+    except Exception as exc:
+        raise cattrs.ClassValidationError(f"While structuring {tp!r}", [exc], object) from None
+
+
+def unstructure(obj: Any, as_type: Any = None) -> Any:
+    """Write *obj* as JSON-ready data (dicts, lists, str, int, float, bool, None).
+
+    *as_type* picks the hooks of a declared type (e.g. a union or ``list[Block]``) instead
+    of the runtime class of *obj*.
+    """
+    return converter.unstructure(obj, unstructure_as=as_type)

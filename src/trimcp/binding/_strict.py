@@ -1,0 +1,219 @@
+"""Strict structure hooks: primitives, literals, enums and containers (unions: ``_unions``).
+
+"Strict" means the JSON type must already be right: nothing is ever coerced. ``str``
+accepts only ``str``; ``int`` only ``int`` (not ``bool``, not ``1.0``); ``float`` an ``int``
+or a ``float`` (not ``bool``); ``bool`` only ``bool``; lists only JSON arrays; objects only
+JSON objects. Each factory runs once per type and returns a closure over everything it
+precomputed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final, get_args
+
+import cattrs
+from cattrs.errors import IterableValidationError
+
+from ._errors import InvalidValue, with_index_note
+from ._types import (
+    ANY_TYPES,
+    NoneType,
+    describe,
+    is_enum,
+    mapping_args,
+    sequence_kind,
+    strip_annotated,
+)
+
+__all__ = ["StrictHooks"]
+
+Hook = Callable[[Any, Any], Any]
+
+_PRIMITIVE_OK: Final[dict[type, tuple[type, ...]]] = {
+    str: (str,),
+    int: (int,),
+    float: (float, int),
+    bool: (bool,),
+    NoneType: (NoneType,),
+}
+
+
+class StrictHooks:
+    """The strict hook factories of one converter.
+
+    *hook_for(tp)* returns the hook to use for a member type, late-bound when *tp* refers
+    to a class whose hooks are being generated (recursive types).
+    """
+
+    def __init__(self, converter: cattrs.Converter, hook_for: Callable[[Any], Hook]) -> None:
+        self._converter = converter
+        self._hook_for = hook_for
+
+    # -- primitives ---------------------------------------------------------------------
+
+    def primitive(self, base: type) -> Hook:
+        """Hook for exactly *base*; registered by class, so it also receives subclasses of
+        *base* (``bool`` for ``int`` is registered separately; ``StrEnum`` members go to the
+        enum hook)."""
+        ok = _PRIMITIVE_OK[base]
+        message = f"expected {describe(base)}"
+        enum_hook = self.enum
+
+        def structure_primitive(value: Any, tp: Any) -> Any:
+            if tp is base or tp is None:
+                if value.__class__ in ok:
+                    return value
+                raise InvalidValue(message)
+            if is_enum(tp):
+                return enum_hook(tp)(value, tp)
+            return tp(structure_primitive(value, base))
+
+        return structure_primitive
+
+    def literal(self, tp: Any) -> Hook:
+        allowed = frozenset((type(v), v) for v in get_args(tp))
+        message = f"expected {describe(tp)}"
+
+        def structure_literal(value: Any, _: Any) -> Any:
+            try:
+                hit = (value.__class__, value) in allowed
+            except TypeError:  # unhashable JSON value (list, dict)
+                hit = False
+            if hit:
+                return value
+            raise InvalidValue(message)
+
+        return structure_literal
+
+    def enum(self, tp: Any) -> Hook:
+        table = {(type(m.value), m.value): m for m in tp}
+        message = f"expected {describe(tp)}"
+
+        def structure_enum(value: Any, _: Any) -> Any:
+            try:
+                return table[(value.__class__, value)]
+            except (KeyError, TypeError):
+                raise InvalidValue(message) from None
+
+        return structure_enum
+
+    # -- containers ---------------------------------------------------------------------
+
+    def sequence(self, tp: Any) -> Hook:
+        kind = sequence_kind(tp)
+        assert kind is not None
+        args = tuple(strip_annotated(a) for a in get_args(tp))
+        if kind is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
+            return self._fixed_tuple(args)
+        return self._homogeneous(kind, args[0] if args else Any)
+
+    def _homogeneous(self, kind: type, elem: Any) -> Hook:
+        finish = _finisher(kind)
+        if elem in ANY_TYPES:
+
+            def structure_any_sequence(value: Any, _: Any) -> Any:
+                if value.__class__ is not list:
+                    raise InvalidValue("expected list")
+                return finish(value)
+
+            return structure_any_sequence
+        ok = _PRIMITIVE_OK.get(elem)
+        hook = self._hook_for(elem)
+
+        def structure_sequence(value: Any, _: Any) -> Any:
+            if value.__class__ is not list:
+                raise InvalidValue("expected list")
+            if ok is not None:
+                for item in value:
+                    if item.__class__ not in ok:
+                        break
+                else:
+                    return finish(value)
+            out = []
+            errors: list[Exception] = []
+            for i, item in enumerate(value):
+                try:
+                    out.append(hook(item, elem))
+                except Exception as exc:
+                    errors.append(with_index_note(exc, i, elem))
+            if errors:
+                raise IterableValidationError("While structuring a list", errors, kind)
+            return finish(out)
+
+        return structure_sequence
+
+    def _fixed_tuple(self, args: tuple[Any, ...]) -> Hook:
+        hooks = [(self._hook_for(a), a) for a in args]
+        message = f"expected list of {len(args)} items"
+
+        def structure_tuple(value: Any, _: Any) -> Any:
+            if value.__class__ is not list or len(value) != len(hooks):
+                raise InvalidValue(message)
+            out = []
+            errors: list[Exception] = []
+            for i, (item, (hook, tp)) in enumerate(zip(value, hooks, strict=True)):
+                try:
+                    out.append(hook(item, tp))
+                except Exception as exc:
+                    errors.append(with_index_note(exc, i, tp))
+            if errors:
+                raise IterableValidationError("While structuring a tuple", errors, tuple)
+            return tuple(out)
+
+        return structure_tuple
+
+    def mapping(self, tp: Any) -> Hook:
+        args = mapping_args(tp)
+        assert args is not None
+        key_tp, value_tp = args
+        str_keys = key_tp is str or key_tp in ANY_TYPES
+        key_hook = None if str_keys else self._hook_for(key_tp)
+        any_values = value_tp in ANY_TYPES
+        ok = _PRIMITIVE_OK.get(value_tp)
+        value_hook = None if any_values else self._hook_for(value_tp)
+
+        def structure_mapping(value: Any, _: Any) -> Any:
+            if value.__class__ is not dict:
+                raise InvalidValue("expected object")
+            if str_keys and (any_values or ok is not None):
+                for k, item in value.items():
+                    if k.__class__ is not str or not (any_values or item.__class__ in ok):  # type: ignore[operator]
+                        break
+                else:
+                    return value
+            out = {}
+            errors: list[Exception] = []
+            for k, item in value.items():
+                try:
+                    if key_hook is not None:
+                        k = key_hook(k, key_tp)
+                    elif k.__class__ is not str:
+                        raise InvalidValue("expected str key")
+                    out[k] = item if value_hook is None else value_hook(item, value_tp)
+                except Exception as exc:
+                    errors.append(with_index_note(exc, str(k), value_tp))
+            if errors:
+                raise IterableValidationError("While structuring an object", errors, dict)
+            return out
+
+        return structure_mapping
+
+
+def _finisher(kind: type) -> Callable[[list[Any]], Any]:
+    if kind is list:
+        return lambda items: items
+    if kind is tuple:
+        return tuple
+    message = "expected unique items"
+
+    def finish_set(items: list[Any]) -> Any:
+        try:
+            result = kind(items)
+        except TypeError:
+            raise InvalidValue("expected hashable items") from None
+        if len(result) != len(items):
+            raise InvalidValue(message)
+        return result
+
+    return finish_set

@@ -1,0 +1,122 @@
+"""Strict structure hooks for unions.
+
+Members are narrowed by the JSON kind of the value (``int | str`` never tries ``str`` on a
+number); among JSON objects, members carrying a tag (``type`` of content blocks, ``mode``
+of URL elicitation) are chosen by the tag's value with one dict lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import cattrs
+
+from ._errors import InvalidValue, with_attribute_note
+from ._plan import MISSING, plan_for_class
+from ._types import JSON_KINDS, NoneType, describe, is_attrs, json_kinds, union_members
+
+__all__ = ["UnionHooks"]
+
+Hook = Callable[[Any, Any], Any]
+
+
+class UnionHooks:
+    """The union hook factory of one converter (*hook_for* as in ``StrictHooks``)."""
+
+    def __init__(self, hook_for: Callable[[Any], Hook]) -> None:
+        self._hook_for = hook_for
+
+    def union(self, tp: Any) -> Hook:
+        """Members are tried by the JSON kind of the value; among JSON objects, members with
+        a tag (``type`` of content blocks) are picked by the tag's value. When several
+        members fit, the first that structures wins; if none does, the first candidate's
+        error is raised (it carries the precise path)."""
+        members = union_members(tp)
+        none_ok = NoneType in members
+        others = [m for m in members if m is not NoneType]
+        if len(others) == 1:
+            return self._optional(others[0])
+        message = f"expected {describe(tp)}"
+        entries = [(m, self._hook_for(m)) for m in others]
+        by_kind: dict[type, list[tuple[Any, Hook]]] = {k: [] for k in JSON_KINDS}
+        anything: list[tuple[Any, Hook]] = []
+        for member, hook in entries:
+            kinds = json_kinds(member)
+            if kinds is None:
+                anything.append((member, hook))
+            for kind in JSON_KINDS:
+                if kinds is None or kind in kinds:
+                    by_kind[kind].append((member, hook))
+        choose_object = _TagChooser(by_kind[dict])
+
+        def structure_union(value: Any, _: Any) -> Any:
+            if value is None and none_ok:
+                return None
+            cls = value.__class__
+            candidates = by_kind.get(cls, anything)
+            if cls is dict and choose_object.tagged:
+                candidates = choose_object(value)
+            if not candidates:
+                raise InvalidValue(message)
+            first: Exception | None = None
+            for member, hook in candidates:
+                try:
+                    return hook(value, member)
+                except Exception as exc:
+                    first = first or exc
+            assert first is not None
+            raise first
+
+        return structure_union
+
+    def _optional(self, tp: Any) -> Hook:
+        hook = self._hook_for(tp)
+        message = f"expected {describe(tp)} or null"
+        kinds = json_kinds(tp)
+
+        def structure_optional(value: Any, _: Any) -> Any:
+            if value is None:
+                return None
+            if kinds is not None and value.__class__ not in kinds:
+                raise InvalidValue(message)
+            return hook(value, tp)
+
+        return structure_optional
+
+
+class _TagChooser:
+    """Picks the candidates for a JSON object among union members, by tag value."""
+
+    def __init__(self, entries: list[tuple[Any, Hook]]) -> None:
+        untagged: list[tuple[Any, Hook]] = []
+        tagged: dict[str, dict[Any, tuple[Any, Hook]]] = {}
+        for member, hook in entries:
+            tags = plan_for_class(member).tags if is_attrs(member) else ()
+            if not tags:
+                untagged.append((member, hook))
+            for tag in tags[:1]:
+                tagged.setdefault(tag.wire, {})[(type(tag.tag), tag.tag)] = (member, hook)
+        self.tagged = tagged
+        self._untagged = untagged
+        values = [v for table in tagged.values() for (_, v) in table]
+        self._message = "expected one of " + ", ".join(repr(v) for v in values)
+
+    def __call__(self, value: dict[str, Any]) -> list[tuple[Any, Hook]]:
+        for key, table in self.tagged.items():
+            tag = value.get(key, MISSING)
+            try:
+                chosen = table.get((tag.__class__, tag))
+            except TypeError:
+                chosen = None
+            if chosen is not None:
+                return [chosen, *self._untagged]
+        if self._untagged:
+            return self._untagged
+        key = next(iter(self.tagged))
+        problem: Exception = KeyError(key) if key not in value else InvalidValue(self._message)
+        raise cattrs.ClassValidationError(
+            "While structuring a tagged union",
+            [with_attribute_note(problem, key, Any, "union")],
+            dict,
+        )

@@ -1,0 +1,295 @@
+"""``Client`` and ``open_client``: the typed client API over any transport.
+
+``open_client`` opens the transport, runs a session in its own nursery, performs the
+``initialize`` handshake and yields a :class:`Client`. The client answers the server's
+reverse calls with the handlers it was given, and declares exactly the capabilities
+those handlers provide: no sampling handler, no ``sampling`` capability, and a
+``sampling/createMessage`` from the server is answered ``-32601``.
+
+Cancelling a call is cancelling the scope that awaits it: the session sends
+``notifications/cancelled`` for it (shielded, time-bounded) before the scope exits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, final
+
+from trimcp.binding import structure, unstructure
+from trimcp.dispatch import McpError, Middlewares, ProgressCallback, Registry
+from trimcp.nursery import (
+    HandlerContext,
+    Role,
+    Session,
+    SessionLimits,
+    SessionState,
+    open_session,
+    unwrap_single,
+)
+from trimcp.protocol import (
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    CallToolResult,
+    ClientCapabilities,
+    CreateMessageParams,
+    CreateMessageResult,
+    ElicitationCapability,
+    ElicitParams,
+    ElicitResult,
+    Implementation,
+    InitializeResult,
+    ListRootsResult,
+    ListToolsResult,
+    LoggingMessageParams,
+    Root,
+    RootsCapability,
+    SamplingCapability,
+    Tool,
+)
+from trimcp.transports import ClientTransport
+from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
+
+__all__ = [
+    "Client",
+    "ElicitationHandler",
+    "LoggingHandler",
+    "RootsHandler",
+    "SamplingHandler",
+    "open_client",
+]
+
+SamplingHandler = Callable[[HandlerContext, CreateMessageParams], Awaitable[CreateMessageResult]]
+ElicitationHandler = Callable[[HandlerContext, ElicitParams], Awaitable[ElicitResult]]
+RootsHandler = Callable[[HandlerContext], Awaitable[Sequence[Root]]]
+LoggingHandler = Callable[[LoggingMessageParams], Awaitable[None]]
+
+#: Pages ``list_all_tools`` follows before deciding the server's cursors loop.
+MAX_PAGES = 10_000
+
+
+@final
+class Client:
+    """A connected, initialized MCP client. Made by :func:`open_client`."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    # -- what the handshake told us ------------------------------------------------
+    @property
+    def state(self) -> SessionState:
+        return self.session.state
+
+    @property
+    def protocol_version(self) -> str:
+        """The negotiated protocol revision."""
+        assert self.session.state.protocol_version is not None
+        return self.session.state.protocol_version
+
+    @property
+    def server_info(self) -> Implementation | None:
+        return self.session.state.server_info
+
+    @property
+    def instructions(self) -> str | None:
+        return self.session.state.instructions
+
+    def _require(self, capability: str) -> None:
+        if getattr(self.session.state.server_capabilities, capability) is None:
+            raise McpError(METHOD_NOT_FOUND, f"the server does not support {capability}")
+
+    # -- raw ----------------------------------------------------------------------
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> dict[str, Any]:
+        """Send any request and return its raw result (the escape hatch)."""
+        return await self.session.request(method, params, timeout=timeout, on_progress=on_progress)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send any notification."""
+        await self.session.notify(method, params)
+
+    async def ping(self) -> None:
+        """Check the server is alive (``ping``)."""
+        await self.session.request("ping")
+
+    # -- tools --------------------------------------------------------------------
+    async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
+        """One page of tools, starting at ``cursor``."""
+        self._require("tools")
+        params = {"cursor": cursor} if cursor is not None else None
+        return structure(await self.session.request("tools/list", params), ListToolsResult)
+
+    async def list_all_tools(self) -> list[Tool]:
+        """Every tool, following ``nextCursor`` across all pages."""
+        tools: list[Tool] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            page = await self.list_tools(cursor)
+            tools.extend(page.tools)
+            if not page.next_cursor or page.next_cursor == cursor:
+                return tools
+            cursor = page.next_cursor
+        raise McpError(INVALID_PARAMS, f"tools/list returned more than {MAX_PAGES} pages")
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        timeout: float | None = None,
+    ) -> CallToolResult:
+        """Call a tool. A failing tool is a result with ``is_error``; protocol errors raise."""
+        self._require("tools")
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        raw = await self.session.request(
+            "tools/call", params, timeout=timeout, on_progress=on_progress
+        )
+        return structure(raw, CallToolResult)
+
+    async def set_logging_level(self, level: str) -> None:
+        """Ask the server to send log messages at ``level`` and above."""
+        self._require("logging")
+        await self.session.request("logging/setLevel", {"level": level})
+
+    async def send_roots_list_changed(self) -> None:
+        """Tell the server the roots changed (``notifications/roots/list_changed``)."""
+        await self.session.notify("notifications/roots/list_changed")
+
+
+def _client_registry(
+    sampling: SamplingHandler | None,
+    elicitation: ElicitationHandler | None,
+    roots: RootsHandler | Sequence[Root] | None,
+    on_log: LoggingHandler | None,
+) -> Registry:
+    registry = Registry()
+
+    async def ping(_ctx: HandlerContext, _params: Any) -> dict[str, Any]:
+        return {}
+
+    registry.add_request("ping", ping)
+    if sampling is not None:
+        sample = sampling
+
+        async def create_message(ctx: HandlerContext, params: CreateMessageParams) -> Any:
+            return unstructure(await sample(ctx, params))
+
+        registry.add_request(
+            "sampling/createMessage", create_message, params_type=CreateMessageParams
+        )
+    if elicitation is not None:
+        elicit = elicitation
+
+        async def elicit_create(ctx: HandlerContext, params: ElicitParams) -> Any:
+            return unstructure(await elicit(ctx, params))
+
+        registry.add_request("elicitation/create", elicit_create, params_type=ElicitParams)
+    if roots is not None:
+        given = roots
+
+        async def list_roots(ctx: HandlerContext, _params: Any) -> Any:
+            found = await given(ctx) if callable(given) else given
+            return unstructure(ListRootsResult(roots=list(found)))
+
+        registry.add_request("roots/list", list_roots)
+    if on_log is not None:
+        log = on_log
+
+        async def message(_session: Session, params: dict[str, Any] | None) -> None:
+            await log(structure(params or {}, LoggingMessageParams))
+
+        registry.add_notification("notifications/message", message)
+    return registry
+
+
+def _capabilities(
+    sampling: SamplingHandler | None,
+    elicitation: ElicitationHandler | None,
+    roots: RootsHandler | Sequence[Root] | None,
+) -> ClientCapabilities:
+    return ClientCapabilities(
+        sampling=SamplingCapability() if sampling is not None else None,
+        elicitation=ElicitationCapability() if elicitation is not None else None,
+        roots=RootsCapability(list_changed=True) if roots is not None else None,
+    )
+
+
+async def _initialize(
+    session: Session, info: Implementation, capabilities: ClientCapabilities, version: str
+) -> None:
+    raw = await session.request(
+        "initialize",
+        {
+            "protocolVersion": version,
+            "capabilities": unstructure(capabilities),
+            "clientInfo": unstructure(info),
+        },
+    )
+    result = structure(raw, InitializeResult)
+    if result.protocol_version not in HANDSHAKE_VERSIONS:
+        raise McpError(
+            INVALID_PARAMS,
+            f"the server chose protocol version {result.protocol_version!r}, "
+            "which this client does not support",
+        )
+    state = session.state
+    state.protocol_version = result.protocol_version
+    state.server_info = result.server_info
+    state.server_capabilities = result.capabilities
+    state.instructions = result.instructions
+    state.initialized = True
+    session.channel.negotiated(result.protocol_version)
+    await session.notify("notifications/initialized")
+    state.ready = True
+
+
+@asynccontextmanager
+async def open_client(
+    transport: ClientTransport,
+    *,
+    name: str = "trimcp-client",
+    version: str = "0.1.0",
+    protocol_version: str = LATEST_HANDSHAKE_VERSION,
+    sampling: SamplingHandler | None = None,
+    elicitation: ElicitationHandler | None = None,
+    roots: RootsHandler | Sequence[Root] | None = None,
+    on_log: LoggingHandler | None = None,
+    middlewares: Middlewares | None = None,
+    limits: SessionLimits | None = None,
+) -> AsyncIterator[Client]:
+    """Connect, initialize, and yield a :class:`Client` for the ``async with`` block.
+
+    Args:
+      transport: where the server is (``trimcp.stdio_command(...)``,
+        ``server.in_memory()``, ...).
+      protocol_version: the revision to ask for; the server may choose an older one.
+      sampling / elicitation / roots: answer the server's reverse calls; each one given
+        declares its capability.
+      on_log: receives the server's ``notifications/message``.
+    """
+    info = Implementation(name=name, version=version)
+    registry = _client_registry(sampling, elicitation, roots, on_log)
+    capabilities = _capabilities(sampling, elicitation, roots)
+    with unwrap_single():
+        async with (
+            transport.connect() as channel,
+            open_session(
+                channel,
+                role=Role.CLIENT,
+                registry=registry,
+                middlewares=middlewares,
+                limits=limits,
+                state=SessionState(client_info=info, client_capabilities=capabilities),
+            ) as session,
+        ):
+            await _initialize(session, info, capabilities, protocol_version)
+            yield Client(session)

@@ -1,0 +1,83 @@
+"""The exceptions a caller of trimcp sees for a request that did not succeed.
+
+``McpError`` is the one exception type that carries a JSON-RPC error object across the
+API in both directions:
+
+* a handler raises it to answer a request with that exact error (code, message, data);
+* a caller receives it when the peer answered its request with an error.
+
+Its subclasses name the failures that come from the engine rather than the peer, so that
+callers can catch them by type: the peer went away (:class:`ConnectionClosedError`), the
+request ran out of time (:class:`RequestTimeoutError`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trimcp.wire import (
+    CONNECTION_CLOSED,
+    NO_DATA,
+    REQUEST_TIMEOUT,
+    ErrorObject,
+)
+
+__all__ = ["ConnectionClosedError", "ContextClosedError", "McpError", "RequestTimeoutError"]
+
+
+class McpError(Exception):
+    """A JSON-RPC error: raised by handlers to send one, raised to callers that got one.
+
+    Args:
+      code: the JSON-RPC error code (see :mod:`trimcp.wire` for the named ones).
+      message: a short human-readable message. It goes on the wire as it is, so it must
+        not contain secrets or tracebacks.
+      data: optional structured detail; :data:`trimcp.wire.NO_DATA` means "no data member".
+    """
+
+    def __init__(self, code: int, message: str, data: Any = NO_DATA) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    @classmethod
+    def from_error(cls, error: ErrorObject) -> McpError:
+        """Build the exception for an error object received from the peer."""
+        if error.code == CONNECTION_CLOSED:
+            return ConnectionClosedError(error.message)
+        return cls(error.code, error.message, error.data)
+
+    def to_error(self) -> ErrorObject:
+        """The error object to put on the wire for this exception."""
+        return ErrorObject(code=self.code, message=self.message, data=self.data)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
+
+
+class ConnectionClosedError(McpError):
+    """The peer went away (EOF, broken pipe, dead child process, closed session).
+
+    Every request still waiting for an answer fails with this at once when the
+    connection ends; nobody waits forever.
+    """
+
+    def __init__(self, message: str = "Connection closed") -> None:
+        super().__init__(CONNECTION_CLOSED, message)
+
+
+class RequestTimeoutError(McpError):
+    """An outbound request got no answer in time; ``notifications/cancelled`` was sent."""
+
+    def __init__(self, message: str = "Request timed out") -> None:
+        super().__init__(REQUEST_TIMEOUT, message)
+
+
+class ContextClosedError(RuntimeError):
+    """A handler context was used after its request ended.
+
+    A context lives exactly as long as its request. Work that must go on after the
+    response belongs in :func:`trimcp.detach_for_background`, which hands it a
+    session-bound context instead.
+    """

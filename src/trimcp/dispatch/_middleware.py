@@ -1,0 +1,97 @@
+"""The four middleware stacks: {client, server} x {send, recv}.
+
+A middleware is an ``async`` callable ``(message, call_next) -> None``. It sees every
+message going its way, may look at it, replace it (``await call_next(other)``), or drop it
+(return without calling ``call_next``). Stacks compose like an onion: the first
+middleware added is the outermost, so on the send side it sees a message first, and on
+the receive side it also sees a message first (right after the transport decoded it).
+
+The stacks are named by direction, not by message kind: a server's reverse-call request
+(``sampling/createMessage``) passes ``server_send``, and the client's answer to it passes
+``server_recv`` on its way back in; the client sees the request in ``client_recv`` and
+sends its answer through ``client_send``.
+
+Composition happens once per session (and again only if a stack changes), so an empty
+stack costs nothing on the hot path: the terminal function is called directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Final, final
+
+import attrs
+
+from trimcp.wire import Message, RequestId
+
+__all__ = ["CallNext", "Middleware", "MiddlewareStack", "Middlewares", "Terminal"]
+
+CallNext = Callable[[Message], Awaitable[None]]
+Middleware = Callable[[Message, CallNext], Awaitable[None]]
+#: What a composed stack calls last. ``related`` is routing information for the transport
+#: (the id of the inbound request a message belongs to, or ``None``); middleware never
+#: sees it, so replacing a message cannot misroute it.
+Terminal = Callable[[Message, "RequestId | None"], Awaitable[None]]
+
+
+@final
+class MiddlewareStack:
+    """An ordered list of middleware for one direction of one role."""
+
+    def __init__(self, name: str) -> None:
+        self.name: Final = name
+        self._items: list[Middleware] = []
+        #: Bumped on every change so sessions know to recompose.
+        self.version = 0
+
+    def add(self, middleware: Middleware) -> Middleware:
+        """Append ``middleware`` (innermost so far). Usable as a decorator."""
+        self._items.append(middleware)
+        self.version += 1
+        return middleware
+
+    def remove(self, middleware: Middleware) -> None:
+        """Remove a middleware added earlier."""
+        self._items.remove(middleware)
+        self.version += 1
+
+    def __iter__(self) -> Iterator[Middleware]:
+        return iter(tuple(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def compose(self, terminal: Terminal) -> Terminal:
+        """Return one function that runs every middleware, then ``terminal``."""
+        items = tuple(self._items)
+        if not items:
+            return terminal
+
+        async def run(message: Message, related: RequestId | None) -> None:
+            async def step(index: int, current: Message) -> None:
+                if index == len(items):
+                    await terminal(current, related)
+                    return
+
+                async def call_next(nxt: Message) -> None:
+                    await step(index + 1, nxt)
+
+                await items[index](current, call_next)
+
+            await step(0, message)
+
+        return run
+
+    def __repr__(self) -> str:
+        return f"<MiddlewareStack {self.name} ({len(self._items)} middleware)>"
+
+
+@final
+@attrs.define(frozen=True)
+class Middlewares:
+    """The four stacks. A session of role R uses ``R_send`` and ``R_recv``."""
+
+    client_send: MiddlewareStack = attrs.field(factory=lambda: MiddlewareStack("client_send"))
+    client_recv: MiddlewareStack = attrs.field(factory=lambda: MiddlewareStack("client_recv"))
+    server_send: MiddlewareStack = attrs.field(factory=lambda: MiddlewareStack("server_send"))
+    server_recv: MiddlewareStack = attrs.field(factory=lambda: MiddlewareStack("server_recv"))

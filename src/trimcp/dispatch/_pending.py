@@ -1,0 +1,145 @@
+"""The pending-id table: outbound requests waiting for their answer.
+
+Invariant 3 of the design: every outbound request resolves exactly once, to a result, an
+error, a cancellation or a connection-closed error, and its entry is gone afterwards.
+The table allocates ids (integers, never reused within a session), holds one
+:class:`PendingCall` per request in flight, and is bounded: ``max_pending`` callers may
+wait at once, further callers block (backpressure) until an entry frees.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, final
+
+import trio
+
+from trimcp.wire import ErrorResponse, RequestId, Response
+
+from ._errors import McpError
+
+__all__ = ["DEFAULT_MAX_PENDING", "PendingCall", "PendingTable", "ProgressCallback"]
+
+logger = logging.getLogger("trimcp.dispatch")
+
+#: Outbound requests one session may have waiting at once before callers block.
+DEFAULT_MAX_PENDING = 10_000
+
+ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+
+
+@final
+class PendingCall:
+    """One outbound request waiting for its answer."""
+
+    __slots__ = (
+        "_event",
+        "error",
+        "hard_deadline",
+        "id",
+        "method",
+        "on_progress",
+        "result",
+        "timeout_scope",
+    )
+
+    def __init__(self, request_id: int, method: str, on_progress: ProgressCallback | None) -> None:
+        self.id = request_id
+        self.method = method
+        self.on_progress = on_progress
+        self.result: dict[str, Any] | None = None
+        self.error: McpError | None = None
+        #: The scope that bounds the wait; progress notifications push its deadline.
+        self.timeout_scope: trio.CancelScope | None = None
+        #: Progress never pushes the deadline past this.
+        self.hard_deadline = float("inf")
+        self._event = trio.Event()
+
+    @property
+    def done(self) -> bool:
+        return self._event.is_set()
+
+    def _resolve(self, result: dict[str, Any] | None, error: McpError | None) -> bool:
+        if self._event.is_set():
+            return False
+        self.result = result
+        self.error = error
+        self._event.set()
+        return True
+
+    async def wait(self) -> dict[str, Any]:
+        """Wait for the answer; return the result or raise the error."""
+        await self._event.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
+@final
+class PendingTable:
+    """Outbound requests of one session, keyed by id."""
+
+    def __init__(self, *, max_pending: int = DEFAULT_MAX_PENDING, first_id: int = 0) -> None:
+        self._calls: dict[RequestId, PendingCall] = {}
+        self._next_id = first_id
+        self._slots = trio.Semaphore(max_pending)
+        self._closed: McpError | None = None
+        #: Answers that matched no waiter (unknown, duplicate or late): dropped, counted.
+        self.dropped = 0
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    def __contains__(self, request_id: object) -> bool:
+        return request_id in self._calls
+
+    def get(self, request_id: RequestId) -> PendingCall | None:
+        return self._calls.get(request_id)
+
+    async def allocate(
+        self, method: str, on_progress: ProgressCallback | None = None
+    ) -> PendingCall:
+        """Take a slot (waiting while the table is full) and a fresh id."""
+        self._check_open()
+        await self._slots.acquire()
+        try:
+            self._check_open()
+        except McpError:
+            self._slots.release()
+            raise
+        call = PendingCall(self._next_id, method, on_progress)
+        self._next_id += 1
+        self._calls[call.id] = call
+        return call
+
+    def _check_open(self) -> None:
+        if self._closed is not None:
+            raise self._closed
+
+    def release(self, call: PendingCall) -> None:
+        """Forget ``call`` (after it resolved, or when its caller gave up)."""
+        if self._calls.pop(call.id, None) is not None:
+            self._slots.release()
+
+    def resolve(self, message: Response | ErrorResponse) -> bool:
+        """Deliver an answer. Returns ``False`` (and counts it) when nobody waits for it."""
+        call = self._calls.get(message.id) if message.id is not None else None
+        if call is None:
+            self.dropped += 1
+            logger.debug("dropped an answer for unknown request id %r", message.id)
+            return False
+        if isinstance(message, Response):
+            ok = call._resolve(message.result, None)
+        else:
+            ok = call._resolve(None, McpError.from_error(message.error))
+        if not ok:
+            self.dropped += 1
+        return ok
+
+    def fail_all(self, error: McpError) -> None:
+        """Fail every waiting call at once with ``error``; later allocations fail too."""
+        self._closed = error
+        for call in list(self._calls.values()):
+            call._resolve(None, error)

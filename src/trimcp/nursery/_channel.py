@@ -1,0 +1,44 @@
+"""What a session needs from a transport: a two-way channel of decoded messages.
+
+Transports (memory, stdio, Streamable HTTP, WebSocket) implement this; the session never
+sees bytes. Each implementation owns its framing and its bad-input replies: a line that
+does not decode is answered by the transport itself with the protocol error the wire
+layer attached, and never reaches the session.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from trimcp.wire import Message, RequestId
+
+__all__ = ["MessageChannel"]
+
+
+class MessageChannel(Protocol):
+    """A two-way, message-oriented channel to one peer.
+
+    Contract:
+
+    * ``send`` is atomic per message: concurrent senders never interleave bytes. It
+      raises :class:`trio.BrokenResourceError` or :class:`trio.ClosedResourceError` when
+      the peer is gone.
+    * ``related`` names the inbound request a message belongs to (its response, progress
+      and log notifications, reverse calls made while handling it), or ``None``. Stream
+      transports ignore it; Streamable HTTP uses it to put the message on that request's
+      SSE stream.
+    * ``receive`` returns the next message, and raises :class:`trio.EndOfChannel` at a
+      clean end of input, or :class:`trio.BrokenResourceError` /
+      :class:`trio.ClosedResourceError` when the channel broke or was closed.
+    * ``negotiated`` tells the transport which protocol revision the session agreed on,
+      for what depends on it (JSON-RPC batches in 2025-03-26, the
+      ``MCP-Protocol-Version`` header on HTTP).
+    """
+
+    async def send(self, message: Message, *, related: RequestId | None = None) -> None: ...
+
+    async def receive(self) -> Message: ...
+
+    async def aclose(self) -> None: ...
+
+    def negotiated(self, protocol_version: str) -> None: ...

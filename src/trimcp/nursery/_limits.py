@@ -1,0 +1,52 @@
+"""The bounds of one session, each with its documented default.
+
+Every table and queue a session keeps is bounded (design invariant 7). A limit that is
+reached either applies backpressure (the session stops reading, or the caller waits) or
+produces a clear error; it never lets memory grow without bound.
+"""
+
+from __future__ import annotations
+
+from typing import Any, final
+
+import attrs
+
+__all__ = ["SessionLimits"]
+
+
+def _positive(_inst: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and value <= 0:
+        raise ValueError(f"{attribute.name} must be positive, got {value!r}")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class SessionLimits:
+    """Bounds and timeouts of one session.
+
+    Attributes:
+      max_in_flight: inbound requests handled at once (default 100). When reached the
+        session stops reading from its transport until one finishes: backpressure, not
+        an error, so nothing that was accepted is lost.
+      max_pending: outbound requests waiting for an answer at once (default 10 000).
+        Further callers wait for a free slot.
+      max_reverse_calls: requests a handler side may have outstanding towards its peer
+        from handler contexts (sampling, elicitation, roots; default 16). Further
+        reverse calls wait.
+      request_timeout: seconds an outbound request waits for its answer (default 60).
+        Each progress notification for it restarts the clock ...
+      max_request_timeout: ... up to this total (default 600), whatever progress says.
+      cancel_send_timeout: seconds the shielded ``notifications/cancelled`` send of a
+        request that was given up may take (default 2).
+      handler_timeout: optional deadline in seconds for each inbound request's handler
+        (default ``None``: no deadline). A handler that overruns it is cancelled and the
+        request is answered with ``-32001 Request timed out``.
+    """
+
+    max_in_flight: int = attrs.field(default=100, validator=_positive)
+    max_pending: int = attrs.field(default=10_000, validator=_positive)
+    max_reverse_calls: int = attrs.field(default=16, validator=_positive)
+    request_timeout: float = attrs.field(default=60.0, validator=_positive)
+    max_request_timeout: float = attrs.field(default=600.0, validator=_positive)
+    cancel_send_timeout: float = attrs.field(default=2.0, validator=_positive)
+    handler_timeout: float | None = attrs.field(default=None, validator=_positive)

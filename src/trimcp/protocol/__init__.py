@@ -1,0 +1,156 @@
+"""The MCP vocabulary: revisions and features, method names, and the attrs classes of the
+params, results, content blocks and capabilities the engine speaks.
+
+Pure data: no I/O, no trio, no converter. :mod:`trimcp.binding` turns these classes into
+wire JSON and back.
+"""
+
+from ._capabilities import ClientCapabilities as ClientCapabilities
+from ._capabilities import ElicitationCapability as ElicitationCapability
+from ._capabilities import PromptsCapability as PromptsCapability
+from ._capabilities import ResourcesCapability as ResourcesCapability
+from ._capabilities import RootsCapability as RootsCapability
+from ._capabilities import SamplingCapability as SamplingCapability
+from ._capabilities import ServerCapabilities as ServerCapabilities
+from ._capabilities import ToolsCapability as ToolsCapability
+from ._common import DESCRIPTION as DESCRIPTION
+from ._common import EXTRA_KEYS as EXTRA_KEYS
+from ._common import WIRE_NAME as WIRE_NAME
+from ._common import Cursor as Cursor
+from ._common import Meta as Meta
+from ._common import ProgressToken as ProgressToken
+from ._common import RequestId as RequestId
+from ._common import Role as Role
+from ._content import AudioContent as AudioContent
+from ._content import BlobResourceContents as BlobResourceContents
+from ._content import ContentBlock as ContentBlock
+from ._content import EmbeddedResource as EmbeddedResource
+from ._content import ImageContent as ImageContent
+from ._content import ResourceContents as ResourceContents
+from ._content import ResourceLink as ResourceLink
+from ._content import TextContent as TextContent
+from ._content import TextResourceContents as TextResourceContents
+from ._elicitation import ElicitationCompleteParams as ElicitationCompleteParams
+from ._elicitation import ElicitParams as ElicitParams
+from ._elicitation import ElicitRequestParams as ElicitRequestParams
+from ._elicitation import ElicitResult as ElicitResult
+from ._elicitation import ElicitUrlParams as ElicitUrlParams
+from ._lifecycle import InitializeParams as InitializeParams
+from ._lifecycle import InitializeResult as InitializeResult
+from ._logging import LoggingLevel as LoggingLevel
+from ._logging import LoggingMessageParams as LoggingMessageParams
+from ._logging import SetLevelParams as SetLevelParams
+from ._metadata import Annotations as Annotations
+from ._metadata import Icon as Icon
+from ._metadata import Implementation as Implementation
+from ._methods import Method as Method
+from ._methods import NotificationMethod as NotificationMethod
+from ._methods import method_available as method_available
+from ._notifications import CancelledNotificationParams as CancelledNotificationParams
+from ._notifications import ProgressNotificationParams as ProgressNotificationParams
+from ._requests import PaginatedParams as PaginatedParams
+from ._requests import TaskMetadata as TaskMetadata
+from ._revisions import ALL_VERSIONS as ALL_VERSIONS
+from ._revisions import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
+from ._revisions import LATEST_HANDSHAKE_VERSION as LATEST_HANDSHAKE_VERSION
+from ._revisions import LATEST_VERSION as LATEST_VERSION
+from ._revisions import STATELESS_VERSIONS as STATELESS_VERSIONS
+from ._revisions import Era as Era
+from ._revisions import Feature as Feature
+from ._revisions import era_of as era_of
+from ._revisions import features_of as features_of
+from ._revisions import negotiate_version as negotiate_version
+from ._revisions import supports as supports
+from ._roots import ListRootsResult as ListRootsResult
+from ._roots import Root as Root
+from ._sampling import CreateMessageParams as CreateMessageParams
+from ._sampling import CreateMessageResult as CreateMessageResult
+from ._sampling import ModelHint as ModelHint
+from ._sampling import ModelPreferences as ModelPreferences
+from ._sampling import SamplingContent as SamplingContent
+from ._sampling import SamplingMessage as SamplingMessage
+from ._sampling import ToolChoice as ToolChoice
+from ._sampling import ToolResultContent as ToolResultContent
+from ._sampling import ToolUseContent as ToolUseContent
+from ._tools import CallToolParams as CallToolParams
+from ._tools import CallToolResult as CallToolResult
+from ._tools import ListToolsResult as ListToolsResult
+from ._tools import Tool as Tool
+from ._tools import ToolAnnotations as ToolAnnotations
+from ._tools import ToolExecution as ToolExecution
+
+__all__ = [
+    "ALL_VERSIONS",
+    "DESCRIPTION",
+    "EXTRA_KEYS",
+    "HANDSHAKE_VERSIONS",
+    "LATEST_HANDSHAKE_VERSION",
+    "LATEST_VERSION",
+    "STATELESS_VERSIONS",
+    "WIRE_NAME",
+    "Annotations",
+    "AudioContent",
+    "BlobResourceContents",
+    "CallToolParams",
+    "CallToolResult",
+    "CancelledNotificationParams",
+    "ClientCapabilities",
+    "ContentBlock",
+    "CreateMessageParams",
+    "CreateMessageResult",
+    "Cursor",
+    "ElicitParams",
+    "ElicitRequestParams",
+    "ElicitResult",
+    "ElicitUrlParams",
+    "ElicitationCapability",
+    "ElicitationCompleteParams",
+    "EmbeddedResource",
+    "Era",
+    "Feature",
+    "Icon",
+    "ImageContent",
+    "Implementation",
+    "InitializeParams",
+    "InitializeResult",
+    "ListRootsResult",
+    "ListToolsResult",
+    "LoggingLevel",
+    "LoggingMessageParams",
+    "Meta",
+    "Method",
+    "ModelHint",
+    "ModelPreferences",
+    "NotificationMethod",
+    "PaginatedParams",
+    "ProgressNotificationParams",
+    "ProgressToken",
+    "PromptsCapability",
+    "RequestId",
+    "ResourceContents",
+    "ResourceLink",
+    "ResourcesCapability",
+    "Role",
+    "Root",
+    "RootsCapability",
+    "SamplingCapability",
+    "SamplingContent",
+    "SamplingMessage",
+    "ServerCapabilities",
+    "SetLevelParams",
+    "TaskMetadata",
+    "TextContent",
+    "TextResourceContents",
+    "Tool",
+    "ToolAnnotations",
+    "ToolChoice",
+    "ToolExecution",
+    "ToolResultContent",
+    "ToolUseContent",
+    "ToolsCapability",
+    "era_of",
+    "features_of",
+    "method_available",
+    "negotiate_version",
+    "supports",
+]

@@ -1,0 +1,194 @@
+"""``ToolContext``: what a tool (or any server handler) can do while it runs.
+
+It wraps the request's :class:`~trimcp.nursery.HandlerContext` and adds the MCP
+features that are built on it: logging to the client, and the three reverse calls
+(sampling, elicitation, roots). Each reverse call first checks that the client declared
+the capability it needs, and fails with :class:`CapabilityError` otherwise, because
+sending it anyway would only earn a ``-32601`` from a conforming client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar, TypeVarTuple, overload
+
+import trio
+
+from trimcp.binding import json_schema_for, structure, unstructure
+from trimcp.dispatch import McpError
+from trimcp.nursery import BackgroundContext, HandlerContext, SessionState, detach_for_background
+from trimcp.protocol import (
+    CreateMessageResult,
+    ElicitResult,
+    LoggingLevel,
+    Root,
+    SamplingMessage,
+    TextContent,
+)
+from trimcp.wire import METHOD_NOT_FOUND, RequestId
+
+__all__ = ["CapabilityError", "ToolContext", "log_level_allows"]
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
+
+_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+class CapabilityError(McpError):
+    """The peer did not declare the capability a call needs."""
+
+    def __init__(self, capability: str) -> None:
+        super().__init__(METHOD_NOT_FOUND, f"the client does not support {capability}")
+        self.capability = capability
+
+
+def log_level_allows(state: SessionState, level: str) -> bool:
+    """Whether a message at ``level`` passes the level the client set."""
+    if state.log_level is None:
+        return True
+    return _LEVELS.index(level) >= _LEVELS.index(state.log_level)
+
+
+class ToolContext:
+    """The context handed to tools and other server handlers.
+
+    A parameter annotated ``ToolContext`` receives it; its lifetime is the request's.
+    """
+
+    __trimcp_context__ = True
+    __slots__ = ("handler",)
+
+    def __init__(self, handler: HandlerContext) -> None:
+        self.handler = handler
+
+    # -- the request ------------------------------------------------------------
+    @property
+    def request_id(self) -> RequestId:
+        """The id of the request being handled."""
+        return self.handler.request_id
+
+    @property
+    def session(self) -> SessionState:
+        """The negotiated session: version, client info and capabilities."""
+        return self.handler.session
+
+    @property
+    def cancel_scope(self) -> trio.CancelScope:
+        """The request's scope; cancelling it ends the request without a response."""
+        return self.handler.cancel_scope
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The request's ``_meta``."""
+        return self.handler.meta
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress (a no-op when the caller asked for none); never decreasing."""
+        await self.handler.report_progress(progress, total, message)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification that belongs to this request."""
+        await self.handler.notify(method, params)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send a raw request to the client on behalf of this request."""
+        return await self.handler.request(method, params)
+
+    async def log(self, level: LoggingLevel | str, data: Any, *, logger: str | None = None) -> None:
+        """Send ``notifications/message`` if the client's log level lets it through."""
+        name = level.value if isinstance(level, LoggingLevel) else level
+        if name not in _LEVELS:
+            raise ValueError(f"unknown log level {name!r}")
+        if not log_level_allows(self.session, name):
+            return
+        params: dict[str, Any] = {"level": name, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self.handler.notify("notifications/message", params)
+
+    def detach_for_background(
+        self, fn: Callable[[BackgroundContext, *Ts], Awaitable[object]], *args: *Ts
+    ) -> None:
+        """Hand ``fn(background_ctx, *args)`` to the session; it outlives this request."""
+        detach_for_background(self.handler, fn, *args)
+
+    # -- reverse calls ------------------------------------------------------------
+    async def sample(
+        self,
+        messages: str | Sequence[SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        **extra: Any,
+    ) -> CreateMessageResult:
+        """Ask the client's LLM for a completion (``sampling/createMessage``).
+
+        ``messages`` may be a plain string (one user message). Further members of
+        ``CreateMessageRequest`` (``modelPreferences``, ``includeContext``, ``tools`` ...)
+        go in ``extra`` under their wire names.
+        """
+        if self.session.client_capabilities.sampling is None:
+            raise CapabilityError("sampling")
+        if isinstance(messages, str):
+            messages = [SamplingMessage(role="user", content=TextContent(text=messages))]
+        params: dict[str, Any] = {
+            "messages": [unstructure(m) for m in messages],
+            "maxTokens": max_tokens,
+        }
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        if temperature is not None:
+            params["temperature"] = temperature
+        if stop_sequences is not None:
+            params["stopSequences"] = list(stop_sequences)
+        params.update(extra)
+        result = await self.handler.request("sampling/createMessage", params)
+        return structure(result, CreateMessageResult)
+
+    @overload
+    async def elicit(self, message: str, schema: type[T]) -> tuple[ElicitResult, T | None]: ...
+    @overload
+    async def elicit(
+        self, message: str, schema: Mapping[str, Any]
+    ) -> tuple[ElicitResult, dict[str, Any] | None]: ...
+    async def elicit(self, message: str, schema: Any) -> tuple[ElicitResult, Any]:
+        """Ask the user for structured input (``elicitation/create``, form mode).
+
+        ``schema`` is an attrs class (its JSON Schema is sent, and accepted content is
+        structured into it) or a JSON Schema object sent as it is. Returns the raw
+        :class:`ElicitResult` and the content: the typed object (or ``dict``) when the
+        user accepted, else ``None``.
+        """
+        if self.session.client_capabilities.elicitation is None:
+            raise CapabilityError("elicitation")
+        typed = isinstance(schema, type)
+        requested = json_schema_for(schema) if typed else dict(schema)
+        raw = await self.handler.request(
+            "elicitation/create",
+            {"mode": "form", "message": message, "requestedSchema": requested}
+            if self._form_mode_member()
+            else {"message": message, "requestedSchema": requested},
+        )
+        result = structure(raw, ElicitResult)
+        if result.action != "accept" or result.content is None:
+            return result, None
+        return result, (structure(result.content, schema) if typed else dict(result.content))
+
+    def _form_mode_member(self) -> bool:
+        # ``mode`` exists from 2025-11-25 on; older clients would see an unknown member.
+        return self.session.protocol_version == "2025-11-25"
+
+    async def list_roots(self) -> list[Root]:
+        """The client's roots (``roots/list``)."""
+        if self.session.client_capabilities.roots is None:
+            raise CapabilityError("roots")
+        raw = await self.handler.request("roots/list")
+        roots = raw.get("roots")
+        if not isinstance(roots, list):
+            raise McpError(-32603, "roots/list answer has no roots list")
+        return [structure(item, Root) for item in roots]

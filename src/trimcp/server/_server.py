@@ -1,0 +1,280 @@
+"""``Server``: the registration API and the handshake-era method table.
+
+A :class:`Server` is a description (tools, identity, limits, middleware) that any number
+of sessions serve at once; each transport's ``serve_*`` function runs one session per
+connection over it. The method registry is built once and shared by all sessions:
+handlers find their session through their context, so nothing is copied per session.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar, final, overload
+
+import trio
+
+from trimcp.binding import unstructure
+from trimcp.dispatch import McpError, Middlewares, Registry, RequestHandler
+from trimcp.nursery import (
+    HandlerContext,
+    MessageChannel,
+    Role,
+    Session,
+    SessionLimits,
+    SessionState,
+    open_session,
+)
+from trimcp.protocol import (
+    HANDSHAKE_VERSIONS,
+    Icon,
+    Implementation,
+    InitializeParams,
+    InitializeResult,
+    ServerCapabilities,
+    SetLevelParams,
+    ToolAnnotations,
+    ToolsCapability,
+    negotiate_version,
+)
+from trimcp.transports import memory_channel_pair
+from trimcp.wire import METHOD_NOT_FOUND
+
+from ._context import ToolContext
+from ._lifecycle import check_request
+from ._pagination import DEFAULT_PAGE_SIZE, paginate
+from ._tools import ToolRegistry
+
+__all__ = ["Server"]
+
+logger = logging.getLogger("trimcp.server")
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+def _guarded(method: str, handler: RequestHandler) -> RequestHandler:
+    async def run(ctx: HandlerContext, params: Any) -> Any:
+        check_request(ctx.session, method)
+        return await handler(ctx, params)
+
+    return run
+
+
+@final
+class Server:
+    """An MCP server.
+
+    Args:
+      name: ``serverInfo.name``.
+      version: ``serverInfo.version``.
+      title: optional display name (2025-06-18+).
+      instructions: optional text telling the model how to use this server.
+      limits: bounds of each session (see :class:`~trimcp.nursery.SessionLimits`).
+      page_size: items per page of every list.
+      declare_tools: declare the ``tools`` capability even while no tool is registered
+        (for servers that add tools at run time).
+
+    Example::
+
+        server = trimcp.Server("demo", version="1.0")
+
+        @server.tool()
+        async def add(a: int, b: int) -> int:
+            return a + b
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.0.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[Icon] | None = None,
+        limits: SessionLimits | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        declare_tools: bool = False,
+        supported_versions: tuple[str, ...] = HANDSHAKE_VERSIONS,
+    ) -> None:
+        self.info = Implementation(
+            name=name, version=version, title=title, website_url=website_url, icons=icons
+        )
+        self.instructions = instructions
+        self.limits = limits or SessionLimits()
+        self.middlewares = Middlewares()
+        self.page_size = page_size
+        self.declare_tools = declare_tools
+        self.supported_versions = supported_versions
+        self.tools = ToolRegistry(self._tools_changed)
+        self._sessions: set[Session] = set()
+        self._registry: Registry | None = None
+
+    # ------------------------------------------------------------------ registration
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
+    def tool(
+        self,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]: ...
+    def tool(self, fn: Any = None, /, **options: Any) -> Any:  # type: ignore[misc]
+        """Register an ``async def`` as a tool (decorator, with or without options).
+
+        The name defaults to the function's, the description to its docstring; the
+        input schema comes from its annotations (an attrs arguments class, or plain
+        annotated parameters), the output schema from a structured return annotation.
+        A parameter annotated :class:`ToolContext` receives the request's context.
+        """
+
+        def register(func: F) -> F:
+            self.tools.add(func, **options)
+            return func
+
+        return register(fn) if fn is not None else register
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool; live sessions get ``notifications/tools/list_changed``."""
+        self.tools.remove(name)
+
+    def capabilities(self) -> ServerCapabilities:
+        """The capabilities this server declares in ``initialize``."""
+        tools = (
+            ToolsCapability(list_changed=True) if (len(self.tools) or self.declare_tools) else None
+        )
+        return ServerCapabilities(tools=tools, logging={})
+
+    def _tools_changed(self) -> None:
+        for session in list(self._sessions):
+            state = session.state
+            if state.initialized and state.server_capabilities.tools is not None:
+                session.notify_soon("notifications/tools/list_changed")
+
+    # ------------------------------------------------------------------ method table
+    @property
+    def registry(self) -> Registry:
+        """The method table every session of this server dispatches through."""
+        if self._registry is None:
+            self._registry = self._build_registry()
+        return self._registry
+
+    def _build_registry(self) -> Registry:
+        registry = Registry()
+        registry.add_request(
+            "initialize", self._initialize, params_type=InitializeParams, cancellable=False
+        )
+        registry.add_request("ping", _ping)
+        routes: dict[str, tuple[RequestHandler, type[Any] | None]] = {
+            "tools/list": (self._list_tools, None),
+            "tools/call": (self._call_tool, None),
+            "logging/setLevel": (_set_level, SetLevelParams),
+        }
+        for method, (handler, params_type) in routes.items():
+            registry.add_request(method, _guarded(method, handler), params_type=params_type)
+        registry.add_notification("notifications/initialized", _initialized)
+        return registry
+
+    async def _initialize(self, ctx: HandlerContext, params: InitializeParams) -> dict[str, Any]:
+        state = ctx.session
+        check_request(state, "initialize")
+        version = negotiate_version(params.protocol_version, self.supported_versions)
+        state.protocol_version = version
+        state.client_info = params.client_info
+        state.client_capabilities = params.capabilities
+        state.server_info = self.info
+        state.server_capabilities = self.capabilities()
+        state.instructions = self.instructions
+        state.initialized = True
+        ctx.session_object.channel.negotiated(version)
+        result = InitializeResult(
+            protocol_version=version,
+            capabilities=state.server_capabilities,
+            server_info=self.info,
+            instructions=self.instructions,
+        )
+        return unstructure(result)  # type: ignore[no-any-return]
+
+    async def _list_tools(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
+        if ctx.session.server_capabilities.tools is None:
+            raise McpError(METHOD_NOT_FOUND, "Method not found: tools/list")
+        cursor = params.get("cursor") if isinstance(params, dict) else None
+        page, next_cursor = paginate("tools", self.tools.ordered(), cursor, self.page_size)
+        version = ctx.session.protocol_version or HANDSHAKE_VERSIONS[-1]
+        result: dict[str, Any] = {"tools": [tool.to_wire(version) for tool in page]}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    async def _call_tool(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
+        return await self.tools.call(ToolContext(ctx), params)
+
+    # ------------------------------------------------------------------ serving
+    async def serve_channel(
+        self,
+        channel: MessageChannel,
+        *,
+        task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve one session over ``channel`` until the peer goes away."""
+        async with open_session(
+            channel,
+            role=Role.SERVER,
+            registry=self.registry,
+            middlewares=self.middlewares,
+            limits=self.limits,
+            state=SessionState(server_info=self.info),
+        ) as session:
+            self._sessions.add(session)
+            try:
+                task_status.started(session)
+                await session.wait_closed()
+            finally:
+                self._sessions.discard(session)
+
+    @property
+    def sessions(self) -> frozenset[Session]:
+        """The sessions being served right now."""
+        return frozenset(self._sessions)
+
+    def in_memory(self) -> InMemoryTransport:
+        """A client transport that serves this server in-process over a memory pair."""
+        return InMemoryTransport(self)
+
+
+@final
+class InMemoryTransport:
+    """Connects a client to a :class:`Server` in the same Trio run (no encoding)."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[MessageChannel]:
+        client_end, server_end = memory_channel_pair()
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.server.serve_channel, server_end)
+            try:
+                yield client_end
+            finally:
+                nursery.cancel_scope.cancel()
+
+
+async def _ping(_ctx: HandlerContext, _params: Any) -> dict[str, Any]:
+    return {}
+
+
+async def _set_level(ctx: HandlerContext, params: SetLevelParams) -> dict[str, Any]:
+    ctx.session.log_level = params.level.value
+    return {}
+
+
+async def _initialized(session: Session, _params: Any) -> None:
+    session.state.ready = True

@@ -1,0 +1,23 @@
+"""Serve a :class:`Server` over this process's stdin and stdout."""
+
+from __future__ import annotations
+
+import trio
+
+from trimcp.nursery import Session
+from trimcp.transports import open_stdio_channel
+
+from ._server import Server
+
+__all__ = ["serve_stdio"]
+
+
+async def serve_stdio(
+    server: Server, *, task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Serve one session on stdin/stdout; return promptly once stdin closes.
+
+    ``await nursery.start(serve_stdio, server)`` returns once the session is running.
+    """
+    async with open_stdio_channel() as channel:
+        await server.serve_channel(channel, task_status=task_status)

@@ -1,0 +1,157 @@
+"""The server's tools: registration, listing per revision, and calling.
+
+Each tool is bound once at registration (:func:`trimcp.binding.bind_tool`): its input
+schema (and output schema for a structured return type) is generated then, and its
+arguments are structured by generated code on every call. The wire form of each tool is
+cached per protocol revision, with the members that revision lacks left out, so listing
+costs a slice of a list.
+
+Failures inside a tool follow the spec's split: invalid arguments and failures of the
+tool's own work are *results* with ``isError: true`` (the model can read them and try
+again); an unknown tool or malformed params are JSON-RPC errors. A tool that raises
+:class:`ToolError` chooses its own message; any other exception gets a generic one, and
+the detail is logged, never sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, final
+
+import attrs
+
+from trimcp.binding import ArgumentsError, ToolBinding, bind_tool, unstructure
+from trimcp.dispatch import McpError
+from trimcp.protocol import Feature, Icon, Tool, ToolAnnotations, supports
+from trimcp.wire import INVALID_PARAMS
+
+__all__ = ["RegisteredTool", "ToolError", "ToolRegistry"]
+
+logger = logging.getLogger("trimcp.server")
+
+#: Members of a tool object and the feature that introduced them.
+_GATED_MEMBERS = (
+    ("title", Feature.TITLES),
+    ("outputSchema", Feature.STRUCTURED_OUTPUT),
+    ("annotations", Feature.TOOL_ANNOTATIONS),
+    ("icons", Feature.ICONS),
+    ("execution", Feature.TASKS),
+    ("_meta", Feature.META_ON_TYPES),
+)
+
+
+class ToolError(Exception):
+    """Raised by a tool to fail with this message as an ``isError: true`` result."""
+
+
+@final
+@attrs.frozen
+class RegisteredTool:
+    """A tool and its binding."""
+
+    tool: Tool
+    binding: ToolBinding
+    #: Wire form per protocol revision, filled on first listing.
+    wire: dict[str, dict[str, Any]] = attrs.field(factory=dict, eq=False)
+
+    def to_wire(self, version: str) -> dict[str, Any]:
+        cached = self.wire.get(version)
+        if cached is None:
+            full = unstructure(self.tool)
+            cached = {
+                key: value
+                for key, value in full.items()
+                if all(
+                    key != name or supports(version, feature) for name, feature in _GATED_MEMBERS
+                )
+            }
+            self.wire[version] = cached
+        return cached
+
+
+def _error_result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+@final
+class ToolRegistry:
+    """The tools of one server, in registration order (the order ``tools/list`` uses)."""
+
+    def __init__(self, on_change: Callable[[], None]) -> None:
+        self._tools: dict[str, RegisteredTool] = {}
+        self._order: list[RegisteredTool] = []
+        self._on_change = on_change
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def add(
+        self,
+        fn: Callable[..., Awaitable[Any]],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> RegisteredTool:
+        """Bind and register ``fn``; a tool of the same name is replaced."""
+        binding = bind_tool(fn)
+        tool = Tool(
+            name=name or binding.name,
+            title=title,
+            description=description if description is not None else binding.description,
+            input_schema=input_schema if input_schema is not None else binding.input_schema,
+            output_schema=binding.output_schema,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
+        registered = RegisteredTool(tool, binding)
+        if tool.name in self._tools:
+            self._order.remove(self._tools[tool.name])
+        self._tools[tool.name] = registered
+        self._order.append(registered)
+        self._on_change()
+        return registered
+
+    def remove(self, name: str) -> None:
+        """Unregister a tool (``KeyError`` if there is none of that name)."""
+        registered = self._tools.pop(name)
+        self._order.remove(registered)
+        self._on_change()
+
+    def get(self, name: str) -> RegisteredTool | None:
+        return self._tools.get(name)
+
+    def ordered(self) -> list[RegisteredTool]:
+        return self._order
+
+    async def call(self, ctx: object, params: dict[str, Any] | None) -> dict[str, Any]:
+        """Answer ``tools/call``."""
+        if params is None or not isinstance(params.get("name"), str):
+            raise McpError(INVALID_PARAMS, "Invalid params: name must be a string")
+        name = params["name"]
+        registered = self._tools.get(name)
+        if registered is None:
+            raise McpError(INVALID_PARAMS, f"Unknown tool: {name}")
+        arguments = params.get("arguments")
+        binding = registered.binding
+        try:
+            value = await binding.invoke(ctx, arguments)
+        except ArgumentsError as exc:
+            return _error_result("Invalid arguments: " + "; ".join(exc.messages))
+        except ToolError as exc:
+            return _error_result(str(exc))
+        except McpError:
+            raise
+        except Exception:
+            logger.exception("tool %s raised", name)
+            return _error_result(f"Tool {name} failed")
+        return binding.result_to_wire(value)

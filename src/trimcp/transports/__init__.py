@@ -1,0 +1,23 @@
+"""Trio I/O around the wire layer: memory pairs, byte streams and stdio."""
+
+from ._base import ClientTransport as ClientTransport
+from ._memory import DEFAULT_MEMORY_BUFFER as DEFAULT_MEMORY_BUFFER
+from ._memory import MemoryChannel as MemoryChannel
+from ._memory import memory_channel_pair as memory_channel_pair
+from ._stdio import StdioCommand as StdioCommand
+from ._stdio import open_stdio_channel as open_stdio_channel
+from ._stdio import stdio_command as stdio_command
+from ._stream import DEFAULT_RECEIVE_SIZE as DEFAULT_RECEIVE_SIZE
+from ._stream import StreamChannel as StreamChannel
+
+__all__ = [
+    "DEFAULT_MEMORY_BUFFER",
+    "DEFAULT_RECEIVE_SIZE",
+    "ClientTransport",
+    "MemoryChannel",
+    "StdioCommand",
+    "StreamChannel",
+    "memory_channel_pair",
+    "open_stdio_channel",
+    "stdio_command",
+]

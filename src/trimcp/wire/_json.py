@@ -1,0 +1,192 @@
+"""Strict JSON text to Python value, with every failure turned into a -32700 or a duplicate report.
+
+The stdlib C parser does the work; this module only closes the gaps between "what ``json.loads``
+accepts" and "what a JSON-RPC peer may send" (go-sdk CVE-2026-27896 is the parser-differential bug
+this prevents):
+
+- bytes must be strict UTF-8 without a byte order mark. ``json.loads(bytes)`` would sniff UTF-16/32
+  and a BOM; we decode ourselves instead.
+- ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON, and neither is a number that overflows to an
+  infinite float (``1e999``): both are refused, so nothing non-finite ever reaches ``encode``.
+- integers with absurd digit counts are refused: CPython's ``int_max_str_digits`` (4300 by default)
+  raises ``ValueError`` for us; when that limit has been switched off, a guarded decoder with a
+  ``parse_int`` hook takes over, so a 10**6-digit integer never costs quadratic time.
+- nesting is capped *before* parsing (the C parser recurses). The pre-check counts ``[`` and ``{``
+  at C speed; only when that count exceeds the cap does a precise scan run (strings removed with one
+  regex, brackets kept with one ``translate``, then one ``bytes.replace`` pass per level, each at C
+  speed). ``RecursionError`` is caught as well, for callers who raise the cap.
+- duplicate member names in any object raise :class:`DuplicateMembers`, which carries a second,
+  lenient parse of the text so that the caller can still echo a readable id.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from typing import Any, Final
+
+from ._codes import PARSE_ERROR
+from ._errors import LocalProtocolError, RemoteProtocolError
+from ._events import ErrorObject, ErrorResponse
+
+__all__ = ["AMBIGUOUS", "DEFAULT_MAX_DEPTH", "DuplicateMembers", "parse_json"]
+
+DEFAULT_MAX_DEPTH: Final = 64
+"""Default cap on nested arrays/objects in one message (faults-and-limits table (d))."""
+
+_MAX_INT_DIGITS: Final = 4300  # CPython's default int_max_str_digits
+_BOM: Final = b"\xef\xbb\xbf"
+
+# A JSON string token, written as an "unrolled loop" so a long string costs no backtracking.
+_STRING_TOKEN: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# translate(): drop every byte but brackets, then fold "{" "}" into "[" "]" (only depth matters).
+_NON_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
+_FOLD_BRACKETS: Final = bytes.maketrans(b"{}", b"[]")
+
+
+class DuplicateMembers(Exception):
+    """An object had the same member name twice. ``value`` is the lenient parse of the message."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__("duplicate member name")
+        self.value = value
+
+
+class _Ambiguous:
+    """Stands in for the value of a duplicated member in the lenient parse."""
+
+    def __repr__(self) -> str:
+        return "AMBIGUOUS"
+
+
+AMBIGUOUS: Final = _Ambiguous()
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def _strict_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _Duplicate
+    return obj
+
+
+def _lenient_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        obj[key] = AMBIGUOUS if key in obj else value
+    return obj
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NonFinite(text)
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > _MAX_INT_DIGITS + 1:  # + 1 for a minus sign
+        raise ValueError("integer too long")
+    return int(text)
+
+
+def _make_decoder(pairs_hook: Any, *, guard_ints: bool) -> json.JSONDecoder:
+    return json.JSONDecoder(
+        object_pairs_hook=pairs_hook,
+        parse_constant=_refuse_constant,
+        parse_float=_finite_float,
+        parse_int=_bounded_int if guard_ints else None,
+    )
+
+
+_STRICT: Final = _make_decoder(_strict_pairs, guard_ints=False)
+_STRICT_GUARDED: Final = _make_decoder(_strict_pairs, guard_ints=True)
+_LENIENT_GUARDED: Final = _make_decoder(_lenient_pairs, guard_ints=True)
+
+
+def _parse_error(reason: str) -> RemoteProtocolError:
+    message = "Parse error: " + reason
+    hint = ErrorResponse(id=None, error=ErrorObject(code=PARSE_ERROR, message=message))
+    return RemoteProtocolError(message, error_hint=hint)
+
+
+def _too_deep(raw: bytes, max_depth: int) -> bool:
+    """Whether ``raw`` nests arrays/objects deeper than ``max_depth`` (outside strings).
+
+    Exact for valid JSON. For malformed JSON it may answer ``True`` where the real problem is a
+    syntax error; both are -32700, so only the wording differs.
+    """
+    brackets = _STRING_TOKEN.sub(b"", raw).translate(_FOLD_BRACKETS, _NON_BRACKETS)
+    for level in range(max_depth + 1):
+        if not brackets:
+            return False
+        # After `level` passes the remaining depth is the original depth minus `level`; a run of
+        # openers that long proves the original was too deep (this ends deep chains at once).
+        if b"[" * (max_depth + 1 - level) in brackets:
+            return True
+        # One pass removes exactly the innermost pairs: replace() never rescans its own output.
+        brackets = brackets.replace(b"[]", b"")
+    return bool(brackets)
+
+
+def parse_json(data: bytes | bytearray | memoryview | str, max_depth: int) -> Any:
+    """Parse one JSON text strictly.
+
+    Raises:
+      RemoteProtocolError: -32700 with id null, for every way the text is not acceptable JSON.
+      DuplicateMembers: an object repeats a member name (the caller decides the -32600 reply).
+    """
+    if isinstance(data, str):
+        text = data
+        raw = None
+        openers = text.count("[") + text.count("{")
+    elif isinstance(data, (bytes, bytearray, memoryview)):
+        raw = data if isinstance(data, bytes) else bytes(data)
+        if raw.startswith(_BOM):
+            raise _parse_error("message starts with a byte order mark")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _parse_error("message is not valid UTF-8") from None
+        openers = raw.count(b"[") + raw.count(b"{")
+    else:
+        raise LocalProtocolError(f"cannot decode {type(data).__name__}: expected bytes or str")
+    if openers > max_depth:
+        if raw is None:
+            raw = text.encode("utf-8", "surrogatepass")
+        if _too_deep(raw, max_depth):
+            raise _parse_error("nesting too deep")
+    limit = sys.get_int_max_str_digits()
+    try:
+        return _run(_STRICT if 0 < limit <= _MAX_INT_DIGITS else _STRICT_GUARDED, text)
+    except _Duplicate:
+        pass
+    # Rare path: parse again keeping every member, so that a readable id can still be echoed. The
+    # strict parse stopped at the first duplicate, so the rest of the text may still be malformed.
+    raise DuplicateMembers(_run(_LENIENT_GUARDED, text))
+
+
+def _run(decoder: json.JSONDecoder, text: str) -> Any:
+    try:
+        return decoder.decode(text)
+    except json.JSONDecodeError:
+        raise _parse_error("invalid JSON") from None
+    except _NonFinite:
+        raise _parse_error("NaN, Infinity and out-of-range numbers are not allowed") from None
+    except ValueError:  # the int digit limit
+        raise _parse_error("number too long") from None
+    except RecursionError:
+        raise _parse_error("nesting too deep") from None
