@@ -337,3 +337,29 @@ def test_sse_priming_events_are_not_dispatched(specs: list[tuple[str | None, int
             assert decoder.last_event_id == event_id
         if retry is not None:
             assert decoder.retry == retry
+
+
+# ---------------------------------------------------------------- the precise depth scan
+
+tricky_text = st.text(st.sampled_from('[]{}"\\ax/\n\u00e9'), max_size=8)
+nested_values = st.recursive(
+    st.none() | st.integers() | tricky_text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(tricky_text, inner, max_size=3),
+    max_leaves=30,
+)
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    return 0
+
+
+@given(nested_values, st.integers(0, 8), st.booleans())
+def test_depth_scan_is_exact_for_valid_json(value: Any, max_depth: int, ascii_only: bool) -> None:
+    from trimcp.wire._json import _too_deep  # the precise scan behind decode's depth cap
+
+    raw = json.dumps(value, ensure_ascii=ascii_only).encode()
+    assert _too_deep(raw, max_depth) == (_depth(value) > max_depth)

@@ -17,6 +17,7 @@ from trimcp.wire import (
     ErrorObject,
     ErrorResponse,
     LocalProtocolError,
+    Message,
     Notification,
     ProtocolError,
     RemoteProtocolError,
@@ -591,7 +592,7 @@ def test_to_value() -> None:
 
 
 def test_encode_batch() -> None:
-    batch = [Request(id=1, method="a"), Notification(method="n")]
+    batch: list[Message] = [Request(id=1, method="a"), Notification(method="n")]
     data = encode(batch)
     assert data == b'[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"}]'
     assert decode(data, allow_batch=True) == batch
@@ -654,11 +655,12 @@ def test_event_validators() -> None:
             Request(id=1, method=bad)  # type: ignore[arg-type]
         with pytest.raises(LocalProtocolError):
             Notification(method=bad)  # type: ignore[arg-type]
+    params: Any
     for params in ([], "x", 1):
         with pytest.raises(LocalProtocolError):
-            Request(id=1, method="m", params=params)  # type: ignore[arg-type]
+            Request(id=1, method="m", params=params)
         with pytest.raises(LocalProtocolError):
-            Notification(method="m", params=params)  # type: ignore[arg-type]
+            Notification(method="m", params=params)
     with pytest.raises(LocalProtocolError):
         Response(id=1, result=None)  # type: ignore[arg-type]
     for code in ("1", 1.0, True, None):
@@ -678,7 +680,7 @@ def test_events_are_frozen_keyword_only_and_unhashable() -> None:
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         request.id = 2  # type: ignore[misc]
     with pytest.raises(TypeError):
-        Request(1, "m")  # type: ignore[misc]
+        Request(1, "m")  # type: ignore[call-arg]
     events = [
         request,
         Notification(method="m"),

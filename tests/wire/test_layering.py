@@ -20,7 +20,7 @@ def _imports(source: str, package: list[str]) -> list[str]:
     """Absolute dotted names of everything ``source`` imports, anywhere in the module (function
     bodies and ``if TYPE_CHECKING:`` blocks included), with relative imports resolved against
     ``package``."""
-    names = []
+    names: list[str] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)

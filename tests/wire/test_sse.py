@@ -302,8 +302,13 @@ def test_multibyte_characters_split_across_chunks() -> None:
 
 
 def test_sse_event_validation() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(LocalProtocolError):
         SSEEvent(data=None)  # type: ignore[arg-type]
+    with pytest.raises(LocalProtocolError):
+        SSEEvent(data="x", retry=False)
+    with pytest.raises(LocalProtocolError):
+        SSEEvent(data="x", id=5)  # type: ignore[arg-type]
+    assert SSEEvent(data="x", id=None, retry=None).event == "message"
     with pytest.raises(TypeError):
-        SSEEvent("x")  # type: ignore[misc]
+        SSEEvent("x")  # type: ignore[call-arg]
     assert hash(SSEEvent(data="x")) == hash(SSEEvent(data="x"))

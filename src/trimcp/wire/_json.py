@@ -12,9 +12,9 @@ this prevents):
   raises ``ValueError`` for us; when that limit has been switched off, a guarded decoder with a
   ``parse_int`` hook takes over, so a 10**6-digit integer never costs quadratic time.
 - nesting is capped *before* parsing (the C parser recurses). The pre-check counts ``[`` and ``{``
-  at C speed; only when that count exceeds the cap does a precise scan run (strings removed with one
-  regex, brackets kept with one ``translate``, then one ``bytes.replace`` pass per level, each at C
-  speed). ``RecursionError`` is caught as well, for callers who raise the cap.
+  at C speed; only when that count exceeds the cap does a precise scan run (see ``_too_deep``:
+  C-level passes, Python objects per run of brackets, never per byte). ``RecursionError`` is
+  caught as well, for callers who raise the cap.
 - duplicate member names in any object raise :class:`DuplicateMembers`, which carries a second,
   lenient parse of the text so that the caller can still echo a readable id.
 """
@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 import sys
+from itertools import accumulate
 from typing import Any, Final
 
 from ._codes import PARSE_ERROR
@@ -39,11 +41,10 @@ DEFAULT_MAX_DEPTH: Final = 64
 _MAX_INT_DIGITS: Final = 4300  # CPython's default int_max_str_digits
 _BOM: Final = b"\xef\xbb\xbf"
 
-# A JSON string token, written as an "unrolled loop" so a long string costs no backtracking.
-_STRING_TOKEN: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-# translate(): drop every byte but brackets, then fold "{" "}" into "[" "]" (only depth matters).
-_NON_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
+# translate(): keep only quotes and brackets, folding "{" "}" into "[" "]" (only depth matters).
+_NON_STRUCTURE: Final = bytes(b for b in range(256) if b not in b'"[]{}')
 _FOLD_BRACKETS: Final = bytes.maketrans(b"{}", b"[]")
+_RUNS: Final = re.compile(rb"\[+|\]+")
 
 
 class DuplicateMembers(Exception):
@@ -124,22 +125,33 @@ def _parse_error(reason: str) -> RemoteProtocolError:
 
 
 def _too_deep(raw: bytes, max_depth: int) -> bool:
-    """Whether ``raw`` nests arrays/objects deeper than ``max_depth`` (outside strings).
+    """Whether ``raw`` nests arrays/objects deeper than ``max_depth`` (brackets in strings ignored).
 
-    Exact for valid JSON. For malformed JSON it may answer ``True`` where the real problem is a
-    syntax error; both are -32700, so only the wording differs.
+    Every step is a C-level pass; Python objects are made per run of brackets, never per byte.
+    Exact for valid JSON. For malformed JSON it may overestimate, never underestimate, the depth the
+    parser would reach before failing; both outcomes are -32700, so only the wording differs.
     """
-    brackets = _STRING_TOKEN.sub(b"", raw).translate(_FOLD_BRACKETS, _NON_BRACKETS)
-    for level in range(max_depth + 1):
-        if not brackets:
-            return False
-        # After `level` passes the remaining depth is the original depth minus `level`; a run of
-        # openers that long proves the original was too deep (this ends deep chains at once).
-        if b"[" * (max_depth + 1 - level) in brackets:
-            return True
-        # One pass removes exactly the innermost pairs: replace() never rescans its own output.
-        brackets = brackets.replace(b"[]", b"")
-    return bool(brackets)
+    if b"\\" in raw:
+        # Drop escaped backslashes, then escaped quotes (left to right, as JSON pairs them), so
+        # that every remaining quote opens or closes a string. Other escapes hold no quote.
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    pieces = raw.translate(_FOLD_BRACKETS, _NON_STRUCTURE).split(b'"')
+    brackets = b"".join(pieces[::2])  # the odd pieces were inside strings
+    if not brackets:
+        return False
+    if b"[" * (max_depth + 1) in brackets:
+        return True  # a deep chain: no need to look further
+    # Drop the innermost pairs first (one C pass): wide, shallow data then has few runs left.
+    # For valid JSON this lowers the depth by exactly one, otherwise by at most one.
+    brackets = brackets.replace(b"[]", b"")
+    if not brackets:
+        return max_depth < 1
+    # Depth after each run of openers is the running sum of run lengths, closers counted negative.
+    lengths = list(map(len, _RUNS.findall(brackets)))
+    if brackets[0] == 0x5D:  # "]" first: malformed, but keep openers on the even indexes
+        lengths.insert(0, 0)
+    lengths[1::2] = map(operator.neg, lengths[1::2])
+    return max(accumulate(lengths)) + 1 > max_depth
 
 
 def parse_json(data: bytes | bytearray | memoryview | str, max_depth: int) -> Any:

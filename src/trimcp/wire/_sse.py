@@ -1,6 +1,4 @@
-"""Server-Sent Events, encoding and incremental decoding (WHATWG HTML, "server-sent events").
-
-Sans-IO.
+"""Server-Sent Events, sans-IO: encoding and incremental decoding, by the WHATWG HTML rules.
 
 Encoding (:func:`encode_sse`) writes, in this order, ``event:``, ``id:``, ``retry:`` and one
 ``data:`` line per line of ``data`` (CRLF, CR and LF all split lines), each as ``name: value``,
@@ -36,7 +34,7 @@ new stream (a reconnection), keeping :attr:`~SSEDecoder.last_event_id` and
 
 from __future__ import annotations
 
-from typing import Final, final
+from typing import Any, Final, final
 
 import attrs
 
@@ -49,23 +47,32 @@ _BOM: Final = b"\xef\xbb\xbf"
 _MAX_RETRY_DIGITS: Final = 15
 
 
+def _check_type(expected: type, optional: bool) -> Any:
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if (value is None and optional) or (
+            isinstance(value, expected) and not isinstance(value, bool)
+        ):
+            return
+        raise LocalProtocolError(
+            f"SSEEvent.{attribute.name} must be {expected.__name__}, not {type(value).__name__}"
+        )
+
+    return check
+
+
 @final
 @attrs.frozen(kw_only=True, slots=True)
 class SSEEvent:
     """One dispatched event.
 
     ``id`` and ``retry`` are the fields given in *this* event (``None`` when absent); the running
-    values live on :class:`SSEDecoder`.
+    values live on :class:`SSEDecoder`. Invalid construction raises :class:`LocalProtocolError`.
     """
 
-    data: str = attrs.field(validator=attrs.validators.instance_of(str))
-    event: str = attrs.field(default="message", validator=attrs.validators.instance_of(str))
-    id: str | None = attrs.field(
-        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
-    )
-    retry: int | None = attrs.field(
-        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(int))
-    )
+    data: str = attrs.field(validator=_check_type(str, optional=False))
+    event: str = attrs.field(default="message", validator=_check_type(str, optional=False))
+    id: str | None = attrs.field(default=None, validator=_check_type(str, optional=True))
+    retry: int | None = attrs.field(default=None, validator=_check_type(int, optional=True))
 
 
 def _check_field(name: str, value: object) -> str:
