@@ -31,5 +31,6 @@ def unwrap_single() -> Iterator[None]:
     except BaseExceptionGroup as group:
         real = [exc for exc in _leaves(group) if not isinstance(exc, trio.Cancelled)]
         if len(real) == 1:
-            raise real[0] from None
+            # Keep the error's own explicit cause; only the group context is dropped.
+            raise real[0] from real[0].__cause__
         raise

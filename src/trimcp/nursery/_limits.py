@@ -28,6 +28,10 @@ class SessionLimits:
       max_in_flight: inbound requests handled at once (default 100). When reached the
         session stops reading from its transport until one finishes: backpressure, not
         an error, so nothing that was accepted is lost.
+      max_queued: inbound requests read while ``max_in_flight`` handlers run, waiting
+        for a slot (default 32). Only when this queue is full does the session stop
+        reading; until then it keeps reading answers and notifications, so handlers at
+        the cap still receive the answers to their own reverse calls.
       max_pending: outbound requests waiting for an answer at once (default 10 000).
         Further callers wait for a free slot.
       max_reverse_calls: requests a handler side may have outstanding towards its peer
@@ -44,6 +48,7 @@ class SessionLimits:
     """
 
     max_in_flight: int = attrs.field(default=100, validator=_positive)
+    max_queued: int = attrs.field(default=32, validator=_positive)
     max_pending: int = attrs.field(default=10_000, validator=_positive)
     max_reverse_calls: int = attrs.field(default=16, validator=_positive)
     request_timeout: float = attrs.field(default=60.0, validator=_positive)

@@ -47,6 +47,7 @@ from trimcp.dispatch import (
     ConnectionClosedError,
     McpError,
     Middlewares,
+    PendingCall,
     PendingTable,
     ProgressCallback,
     Registry,
@@ -123,10 +124,16 @@ class Session:
         self._pending = PendingTable(max_pending=limits.max_pending)
         self._in_flight: dict[RequestId, InFlight] = {}
         self._in_flight_slots = trio.Semaphore(limits.max_in_flight)
+        self._running = 0
+        self._admission_send, self._admission_receive = trio.open_memory_channel[
+            tuple[Request, RequestRoute, InFlight]
+        ](limits.max_queued)
         self._reverse_slots = trio.Semaphore(limits.max_reverse_calls)
         self._background: set[trio.CancelScope] = set()
         self._closed = trio.Event()
         self._close_reason: McpError | None = None
+        #: The session was ended from this side while the transport may still be up.
+        self._ended_locally = False
         send_stack, recv_stack = (
             (middlewares.client_send, middlewares.client_recv)
             if role is Role.CLIENT
@@ -138,8 +145,13 @@ class Session:
     # ------------------------------------------------------------------ introspection
     @property
     def in_flight(self) -> int:
-        """Inbound requests being handled now."""
-        return len(self._in_flight)
+        """Inbound requests whose handlers are running now (at most ``max_in_flight``)."""
+        return self._running
+
+    @property
+    def queued(self) -> int:
+        """Inbound requests read and waiting for an in-flight slot (at most ``max_queued``)."""
+        return len(self._in_flight) - self._running
 
     @property
     def pending(self) -> int:
@@ -242,7 +254,7 @@ class Session:
                     sent = True
                     return await call.wait()
             finally:
-                if sent and not call.done and method != "initialize":
+                if sent and method != "initialize" and (not call.done or self._abandoned(call)):
                     await self._send_cancel(call.id, related)
             raise RequestTimeoutError(f"{method} got no answer within {wait:g} s")
         finally:
@@ -317,10 +329,19 @@ class Session:
                 )
             )
             return
-        await self._in_flight_slots.acquire()
         entry = InFlight(trio.CancelScope(), route.cancellable)
         self._in_flight[request.id] = entry
-        self._nursery.start_soon(self._run_request, request, route, entry)
+        # Blocks only when max_queued requests already wait for a slot: that is where
+        # backpressure stops the reader. Answers and notifications never wait here, so
+        # handlers at the in-flight cap still get the answers to their reverse calls.
+        await self._admission_send.send((request, route, entry))
+
+    async def _admit(self) -> None:
+        """Start queued requests, in arrival order, as in-flight slots free up."""
+        async for request, route, entry in self._admission_receive:
+            await self._in_flight_slots.acquire()
+            self._running += 1
+            self._nursery.start_soon(self._run_request, request, route, entry)
 
     async def _run_request(self, request: Request, route: RequestRoute, entry: InFlight) -> None:
         reply: Message | None = None
@@ -347,8 +368,11 @@ class Session:
         finally:
             ctx._close()
             del self._in_flight[request.id]
+            self._running -= 1
             self._in_flight_slots.release()
-        if reply is not None and not entry.peer_cancelled:
+        # A scope cancelled by the handler itself means "no response" too, even when the
+        # handler returned (or raised) before a checkpoint delivered the cancellation.
+        if reply is not None and not entry.peer_cancelled and not entry.scope.cancel_called:
             await self._reply(reply, related=request.id)
 
     async def _call_handler(
@@ -441,11 +465,24 @@ class Session:
 
         self._nursery.start_soon(run)
 
-    def _end(self, reason: McpError) -> None:
-        """The transport ended: fail waiters, cancel handlers and detached work."""
+    def _abandoned(self, call: PendingCall) -> bool:
+        """Whether ``call`` was failed only because this side closed the session.
+
+        The peer may still be listening then, so it is told about the request with
+        ``notifications/cancelled`` like any other request that was given up.
+        """
+        return self._ended_locally and call.error is self._close_reason
+
+    def _end(self, reason: McpError, *, local: bool = False) -> None:
+        """The session ended: fail waiters, cancel handlers and detached work.
+
+        ``local`` is ``True`` when this side closed it (the transport may still work),
+        ``False`` when the transport ended.
+        """
         if self._closed.is_set():
             return
         self._close_reason = reason
+        self._ended_locally = local
         self._pending.fail_all(reason)
         for entry in list(self._in_flight.values()):
             entry.peer_cancelled = True
@@ -455,8 +492,13 @@ class Session:
         self._closed.set()
 
     def close(self) -> None:
-        """End the session now, as if the peer had gone away."""
-        self._end(ConnectionClosedError("the session was closed"))
+        """End the session now: cancel its work and fail its waiting callers.
+
+        The transport may still be up, so requests that were written and are given up
+        this way are followed by ``notifications/cancelled`` (shielded, time-bounded)
+        before the channel is closed.
+        """
+        self._end(ConnectionClosedError("the session was closed"), local=True)
         self._nursery.cancel_scope.cancel()
 
 
@@ -478,21 +520,26 @@ async def open_session(
     itself, not wrapped in an :class:`ExceptionGroup`.
     """
     with unwrap_single():
-        async with trio.open_nursery() as nursery:
-            session = Session(
-                channel,
-                nursery,
-                role=role,
-                registry=registry,
-                middlewares=middlewares or Middlewares(),
-                limits=limits or SessionLimits(),
-                state=state or SessionState(),
-            )
-            nursery.start_soon(session._reader)
-            try:
-                yield session
-            finally:
-                session._end(ConnectionClosedError("the session was closed"))
-                nursery.cancel_scope.cancel()
-                with trio.CancelScope(shield=True):
-                    await channel.aclose()
+        try:
+            async with trio.open_nursery() as nursery:
+                session = Session(
+                    channel,
+                    nursery,
+                    role=role,
+                    registry=registry,
+                    middlewares=middlewares or Middlewares(),
+                    limits=limits or SessionLimits(),
+                    state=state or SessionState(),
+                )
+                nursery.start_soon(session._reader)
+                nursery.start_soon(session._admit)
+                try:
+                    yield session
+                finally:
+                    session._end(ConnectionClosedError("the session was closed"), local=True)
+                    nursery.cancel_scope.cancel()
+        finally:
+            # Closed only once every task has finished, so that the shielded,
+            # time-bounded notifications/cancelled of abandoned calls can still go out.
+            with trio.CancelScope(shield=True):
+                await channel.aclose()
