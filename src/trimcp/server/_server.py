@@ -28,6 +28,7 @@ from trimcp.nursery import (
 )
 from trimcp.protocol import (
     HANDSHAKE_VERSIONS,
+    Feature,
     Icon,
     Implementation,
     InitializeParams,
@@ -37,6 +38,7 @@ from trimcp.protocol import (
     ToolAnnotations,
     ToolsCapability,
     negotiate_version,
+    supports,
 )
 from trimcp.transports import memory_channel_pair
 from trimcp.wire import METHOD_NOT_FOUND
@@ -214,7 +216,17 @@ class Server:
         return result
 
     async def _call_tool(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        return await self.tools.call(ToolContext(ctx), params)
+        result = await self.tools.call(ToolContext(ctx), params)
+        version = ctx.session.protocol_version
+        if (
+            "structuredContent" in result
+            and version is not None
+            and not supports(version, Feature.STRUCTURED_OUTPUT)
+        ):
+            # A revision without structured output gets its JSON text rendering only,
+            # just as its tool listing has no outputSchema.
+            result = {key: value for key, value in result.items() if key != "structuredContent"}
+        return result
 
     # ------------------------------------------------------------------ serving
     async def serve_channel(

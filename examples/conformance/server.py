@@ -1,0 +1,226 @@
+"""The fixture server of the MCP conformance harness, built on trimcp's public API.
+
+Run it with ``trimcp serve examples/conformance/server.py --http 127.0.0.1:PORT`` (or
+``python examples/conformance/server.py PORT``), then point the harness at
+``http://127.0.0.1:PORT/mcp``. It exposes the tools the harness's server scenarios call
+(resources, prompts and completion are not part of trimcp yet).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import trio
+
+import trimcp
+
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIA"
+    "X8jx0gAAAABJRU5ErkJggg=="
+)
+WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+
+server = trimcp.Server("trimcp-conformance", version="1.0.0")
+
+
+@server.tool()
+async def test_simple_text() -> str:
+    """Returns a simple text response."""
+    return "This is a simple text response for testing."
+
+
+@server.tool()
+async def test_image_content() -> trimcp.ImageContent:
+    """Returns a 1x1 PNG image."""
+    return trimcp.ImageContent(data=PNG, mime_type="image/png")
+
+
+@server.tool()
+async def test_audio_content() -> trimcp.AudioContent:
+    """Returns a short WAV clip."""
+    return trimcp.AudioContent(data=WAV, mime_type="audio/wav")
+
+
+@server.tool()
+async def test_embedded_resource() -> trimcp.EmbeddedResource:
+    """Returns an embedded text resource."""
+    return trimcp.EmbeddedResource(
+        resource=trimcp.TextResourceContents(
+            uri="test://embedded-resource",
+            mime_type="text/plain",
+            text="This is an embedded resource content.",
+        )
+    )
+
+
+@server.tool()
+async def test_multiple_content_types() -> list[Any]:
+    """Returns text, an image and an embedded resource."""
+    return [
+        trimcp.TextContent(text="Multiple content types test:"),
+        trimcp.ImageContent(data=PNG, mime_type="image/png"),
+        trimcp.EmbeddedResource(
+            resource=trimcp.TextResourceContents(
+                uri="test://mixed-content-resource",
+                mime_type="application/json",
+                text='{"test":"data","value":123}',
+            )
+        ),
+    ]
+
+
+@server.tool()
+async def test_tool_with_logging(ctx: trimcp.ToolContext) -> str:
+    """Sends three log messages while it runs."""
+    await ctx.log("info", "Tool execution started")
+    await trio.sleep(0.05)
+    await ctx.log("info", "Tool processing data")
+    await trio.sleep(0.05)
+    await ctx.log("info", "Tool execution completed")
+    return "Tool with logging executed successfully"
+
+
+@server.tool()
+async def test_error_handling() -> str:
+    """Always fails, as a tool result with isError."""
+    raise trimcp.ToolError("This tool intentionally returns an error for testing")
+
+
+@server.tool()
+async def test_tool_with_progress(ctx: trimcp.ToolContext) -> str:
+    """Reports progress 0, 50 and 100 of 100."""
+    for step, value in enumerate((0, 50, 100)):
+        if step:
+            await trio.sleep(0.05)
+        await ctx.report_progress(value, 100)
+    return "Tool with progress executed successfully"
+
+
+@server.tool()
+async def test_sampling(ctx: trimcp.ToolContext, prompt: str) -> str:
+    """Asks the client's model to answer the prompt."""
+    result = await ctx.sample(prompt, max_tokens=100)
+    text = getattr(result.content, "text", "")
+    return f"LLM response: {text}"
+
+
+@server.tool()
+async def test_elicitation(ctx: trimcp.ToolContext, message: str) -> str:
+    """Asks the user for a username and an email address."""
+    schema = {
+        "type": "object",
+        "properties": {"username": {"type": "string"}, "email": {"type": "string"}},
+        "required": ["username", "email"],
+    }
+    result, content = await ctx.elicit(message, schema)
+    return f"User response: action={result.action}, content={content}"
+
+
+@server.tool()
+async def test_elicitation_sep1034_defaults(ctx: trimcp.ToolContext) -> str:
+    """Elicitation whose fields have defaults (SEP-1034)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {
+                "type": "string",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active",
+            },
+            "verified": {"type": "boolean", "default": True},
+        },
+        "required": [],
+    }
+    result, content = await ctx.elicit("Please review and update the form fields", schema)
+    return f"Elicitation completed: action={result.action}, content={content}"
+
+
+@server.tool()
+async def test_elicitation_sep1330_enums(ctx: trimcp.ToolContext) -> str:
+    """Elicitation with every enum form (SEP-1330)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {
+                "type": "string",
+                "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"},
+                ],
+            },
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            },
+            "titledMulti": {
+                "type": "array",
+                "items": {
+                    "anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"},
+                    ]
+                },
+            },
+        },
+        "required": [],
+    }
+    result, content = await ctx.elicit("Please select options", schema)
+    return f"Elicitation completed: action={result.action}, content={content}"
+
+
+JSON_SCHEMA_2020_12 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+
+@server.tool(input_schema=JSON_SCHEMA_2020_12)
+async def json_schema_2020_12_tool() -> str:
+    """A tool whose input schema uses JSON Schema 2020-12 keywords."""
+    return "ok"
+
+
+@server.tool()
+async def test_reconnection(ctx: trimcp.ToolContext) -> str:
+    """Closes its SSE stream mid-call; the result arrives after the client resumes."""
+    await ctx.log("info", "Before disconnect")
+    await trimcp.close_sse_stream(ctx, retry_ms=100)
+    await trio.sleep(0.2)
+    await ctx.log("info", "After reconnect")
+    return "Reconnection test completed successfully"
+
+
+if __name__ == "__main__":
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
+    trio.run(lambda: trimcp.serve_http(server, host="127.0.0.1", port=port))

@@ -1,0 +1,31 @@
+"""Streamable HTTP: the server (an ASGI app) and the client."""
+
+from ._asgi import StreamableHttpApp as StreamableHttpApp
+from ._client import HeadersHook as HeadersHook
+from ._client import HttpRequestInfo as HttpRequestInfo
+from ._client import StreamableHttp as StreamableHttp
+from ._client import streamable_http as streamable_http
+from ._client_channel import HttpClientChannel as HttpClientChannel
+from ._event_store import EventStore as EventStore
+from ._event_store import MemoryEventStore as MemoryEventStore
+from ._event_store import Replay as Replay
+from ._guards import HostPolicy as HostPolicy
+from ._guards import is_loopback as is_loopback
+from ._server_limits import HttpServerLimits as HttpServerLimits
+from ._sessions import HttpSessionChannel as HttpSessionChannel
+
+__all__ = [
+    "EventStore",
+    "HeadersHook",
+    "HostPolicy",
+    "HttpClientChannel",
+    "HttpRequestInfo",
+    "HttpServerLimits",
+    "HttpSessionChannel",
+    "MemoryEventStore",
+    "Replay",
+    "StreamableHttp",
+    "StreamableHttpApp",
+    "is_loopback",
+    "streamable_http",
+]

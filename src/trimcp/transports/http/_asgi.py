@@ -1,0 +1,410 @@
+"""The Streamable HTTP server as an ASGI 3 application (hypercorn's Trio worker, or any
+Trio-based ASGI server).
+
+One endpoint (``path``, default ``/mcp``): ``POST`` carries one JSON-RPC message (a
+batch only in 2025-03-26 sessions), ``GET`` opens the standalone SSE stream or resumes
+one (``Last-Event-ID``), ``DELETE`` ends the session. The guards of :mod:`._guards` run
+before any body is read; every refusal is a JSON-RPC error body with the right HTTP
+status. What happens to messages once they are in a session is :mod:`._sessions`'s
+business, and the lifetime of sessions :mod:`._sessions_manager`'s.
+
+The app needs its session manager running: ASGI lifespan starts it, or the embedding
+code runs :meth:`StreamableHttpApp.run` in a nursery of its own (``serve_http`` does).
+
+Eras: this serves the handshake era (2025-03-26 ... 2025-11-25). The stateless era
+(2026-07-28) slots in at :meth:`StreamableHttpApp._post`: a POST whose
+``MCP-Protocol-Version`` is a stateless-era revision takes the ``stateless`` path (a
+short session per POST, no ``Mcp-Session-Id``), with the era's differences added
+there: ``Mcp-Method``/``Mcp-Name`` checked against the body, 404 for unknown methods,
+and a disconnect treated as cancellation (cancel the per-POST session when
+:func:`~._asgi_io.pump` reports the client gone).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from typing import Any, Final, final
+
+import trio
+
+from trimcp.protocol import HANDSHAKE_VERSIONS, Feature, supports
+from trimcp.wire import (
+    Message,
+    Notification,
+    RemoteProtocolError,
+    Request,
+    decode,
+    encode,
+)
+
+from ._asgi_io import (
+    ClientGone,
+    Receive,
+    Scope,
+    Send,
+    pump,
+    read_body,
+    send_empty,
+    send_error,
+    send_sse_end,
+)
+from ._event_store import EventStore, MemoryEventStore
+from ._guards import (
+    SERVER_ERROR,
+    Headers,
+    HostPolicy,
+    HttpError,
+    accepts,
+    check_framing,
+    check_host_and_origin,
+    check_session_id,
+    is_json_content_type,
+)
+from ._server_limits import HttpServerLimits
+from ._sessions import HttpSessionChannel
+from ._sessions_manager import ServeSession, SessionManager
+
+__all__ = ["StreamableHttpApp"]
+
+logger = logging.getLogger("trimcp.http.server")
+
+SESSION_NOT_FOUND: Final = -32001
+_DEFAULT_STORE: Final[Any] = object()
+
+
+@final
+class StreamableHttpApp:
+    """An ASGI app serving MCP sessions over Streamable HTTP.
+
+    Args:
+      serve_session: serves one session over a channel until it ends (for example
+        ``server.serve_channel``).
+      path: the endpoint's path.
+      limits: every bound (:class:`HttpServerLimits`).
+      host_policy: the DNS-rebinding guard (:class:`HostPolicy`, on by default).
+      supported_versions: protocol revisions accepted in ``MCP-Protocol-Version``.
+      stateless: no session ids; each POST is served by a short session of its own
+        (for load-balanced deployments). There is no GET stream then.
+      event_store: a factory of one :class:`EventStore` per session, or ``None`` to
+        make streams not resumable (default: a bounded :class:`MemoryEventStore`).
+      standalone_get: ``False`` answers every GET with 405.
+    """
+
+    def __init__(
+        self,
+        serve_session: ServeSession,
+        *,
+        path: str = "/mcp",
+        limits: HttpServerLimits | None = None,
+        host_policy: HostPolicy | None = None,
+        supported_versions: tuple[str, ...] = HANDSHAKE_VERSIONS,
+        stateless: bool = False,
+        event_store: Callable[[], EventStore] | None = _DEFAULT_STORE,
+        standalone_get: bool = True,
+    ) -> None:
+        self.path = path
+        self.limits = limits or HttpServerLimits()
+        self.host_policy = host_policy or HostPolicy()
+        self.supported_versions = supported_versions
+        self.stateless = stateless
+        self.standalone_get = standalone_get and not stateless
+        if event_store is _DEFAULT_STORE:
+            event_store = None if stateless else self._memory_store
+        self.manager = SessionManager(serve_session, self.limits, event_store)
+
+    def _memory_store(self) -> EventStore:
+        return MemoryEventStore(
+            max_events=self.limits.replay_events,
+            max_bytes=self.limits.replay_bytes,
+            max_streams=self.limits.replay_streams,
+        )
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Run the app's sessions until cancelled (instead of ASGI lifespan)."""
+        await self.manager.run(task_status=task_status)
+
+    # ------------------------------------------------------------------ ASGI entry
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        async with trio.open_nursery() as nursery:
+            if not self.manager.running:
+                await nursery.start(self.manager.run)
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+            nursery.cancel_scope.cancel()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope.get("headers", ()))
+        try:
+            try:
+                await self._route(scope, receive, send, headers)
+            except HttpError as error:
+                await send_error(send, error)
+        except ClientGone:
+            logger.debug("client went away before its response")
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+        check_framing(headers, self.limits.max_header_bytes)
+        if scope.get("path") != self.path:
+            raise HttpError(404, "Not Found", code=SERVER_ERROR)
+        check_host_and_origin(self.host_policy, dict(scope), headers)
+        method = scope.get("method")
+        if method == "POST":
+            await self._post(receive, send, headers)
+        elif method == "GET" and self.standalone_get:
+            await self._get(receive, send, headers)
+        elif method == "DELETE" and not self.stateless:
+            await self._delete(send, headers)
+        else:
+            allow = "POST" if self.stateless else "GET, POST, DELETE"
+            if not self.standalone_get and not self.stateless:
+                allow = "POST, DELETE"
+            raise HttpError(
+                405,
+                "Method Not Allowed",
+                code=SERVER_ERROR,
+                headers=[(b"allow", allow.encode())],
+            )
+
+    # ------------------------------------------------------------------ sessions
+    def _lookup(self, headers: Headers) -> HttpSessionChannel | None:
+        values = headers.get_all("mcp-session-id")
+        if not values or self.stateless:
+            return None
+        if len(values) > 1:
+            raise HttpError(400, "Bad Request: more than one Mcp-Session-Id")
+        check_session_id(values[0])
+        channel = self.manager.get(values[0])
+        if channel is None:
+            raise HttpError(404, "Not Found: unknown or terminated session", code=SESSION_NOT_FOUND)
+        return channel
+
+    def _require(self, headers: Headers) -> HttpSessionChannel:
+        channel = self._lookup(headers)
+        if channel is None:
+            raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
+        return channel
+
+    def _check_version(self, headers: Headers, channel: HttpSessionChannel | None) -> None:
+        """``MCP-Protocol-Version``: absent means 2025-03-26; else supported and agreed."""
+        value = headers.get("mcp-protocol-version")
+        if value is None:
+            return
+        if value not in self.supported_versions:
+            raise HttpError(400, "Bad Request: unsupported MCP-Protocol-Version")
+        negotiated = channel.protocol_version if channel is not None else None
+        if negotiated is not None and value != negotiated:
+            raise HttpError(400, "Bad Request: MCP-Protocol-Version does not match the session")
+
+    def _session_headers(self, channel: HttpSessionChannel) -> list[tuple[bytes, bytes]]:
+        if channel.session_id is None:
+            return []
+        return [(b"mcp-session-id", channel.session_id.encode())]
+
+    # ------------------------------------------------------------------ POST
+    async def _post(self, receive: Receive, send: Send, headers: Headers) -> None:
+        if not accepts(headers, "application/json", "text/event-stream"):
+            raise HttpError(
+                406, "Not Acceptable: Accept must include application/json and text/event-stream"
+            )
+        if not is_json_content_type(headers):
+            raise HttpError(415, "Unsupported Media Type: Content-Type must be application/json")
+        declared = headers.get("content-length")
+        if declared is not None and int(declared) > self.limits.max_body_size:
+            raise HttpError(413, "Payload Too Large", close=True)
+        channel = self._lookup(headers)
+        body = await read_body(
+            receive, limit=self.limits.max_body_size, timeout=self.limits.body_timeout
+        )
+        messages = self._decode(body, channel)
+        requests = [m for m in messages if isinstance(m, Request)]
+        first_id = requests[0].id if len(messages) == 1 and requests else None
+        try:
+            if channel is None:
+                channel = await self._open_for(messages, headers)
+                if channel is None:
+                    await send_empty(send, 202)
+                    return
+            else:
+                self._check_version(headers, channel)
+            await self._serve_post(channel, messages, requests, receive, send)
+        except HttpError as error:
+            if error.id is None:
+                error.id = first_id
+            raise
+
+    def _decode(self, body: bytes, channel: HttpSessionChannel | None) -> list[Message]:
+        version = channel.protocol_version if channel is not None else None
+        batch = version is not None and supports(version, Feature.JSONRPC_BATCH)
+        try:
+            decoded = decode(body, allow_batch=batch)
+        except RemoteProtocolError as exc:
+            hint = exc.error_hint
+            if hint is not None:
+                raise HttpError(400, exc.args[0], body=encode(hint)) from None
+            raise HttpError(400, f"Bad Request: {exc}") from None
+        messages = decoded if isinstance(decoded, list) else [decoded]
+        if len(messages) > 1 and any(
+            isinstance(m, Request) and m.method == "initialize" for m in messages
+        ):
+            raise HttpError(400, "Invalid Request: initialize cannot be batched")
+        return messages
+
+    async def _open_for(
+        self, messages: list[Message], headers: Headers
+    ) -> HttpSessionChannel | None:
+        """The session for a POST without ``Mcp-Session-Id`` (``None``: nothing to do)."""
+        initialize = any(isinstance(m, Request) and m.method == "initialize" for m in messages)
+        if not self.stateless:
+            if not initialize:
+                raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
+            return self.manager.create()
+        if not initialize:
+            self._check_version(headers, None)
+        if not any(isinstance(m, Request) for m in messages):
+            return None  # notifications and answers mean nothing without a session
+        channel = self.manager.create(stateless=True)
+        if not initialize:
+            await self._stateless_handshake(channel, headers.get("mcp-protocol-version"))
+        return channel
+
+    async def _stateless_handshake(self, channel: HttpSessionChannel, version: str | None) -> None:
+        """Initialize a stateless POST's session in place of the client."""
+        init = Request(
+            id=f"trimcp-stateless-{secrets.token_hex(8)}",
+            method="initialize",
+            params={
+                "protocolVersion": version or "2025-03-26",
+                "capabilities": {},
+                "clientInfo": {"name": "stateless-client", "version": "0"},
+            },
+        )
+        answered = await channel.deliver_internal(init)
+        with trio.move_on_after(self.limits.body_timeout):
+            await answered.wait()
+        await channel.deliver(Notification(method="notifications/initialized"))
+
+    async def _serve_post(
+        self,
+        channel: HttpSessionChannel,
+        messages: list[Message],
+        requests: list[Request],
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        channel.busy += 1
+        try:
+            if not requests:
+                for message in messages:
+                    await _deliver(channel, message, self.limits.inbound_wait)
+                await send_empty(send, 202, self._session_headers(channel))
+                return
+            ids = [r.id for r in requests]
+            if len(set(ids)) != len(ids) or any(channel.in_flight(i) for i in ids):
+                raise HttpError(400, "Invalid Request: a request with this id is already in flight")
+            outbox = channel.open_request_stream(requests, batch=len(messages) > 1)
+            for n, message in enumerate(messages):
+                try:
+                    await _deliver(channel, message, self.limits.inbound_wait)
+                except HttpError:
+                    for late in messages[n:]:
+                        if isinstance(late, Request):
+                            channel.cancelled(late.id)
+                    channel.detach(outbox)
+                    raise
+            headers = self._session_headers(channel)
+
+            async def gone() -> None:
+                if not channel.closed:  # cancelled before any output: an empty stream
+                    await send_sse_end(send, headers)
+                    return
+                await send_error(
+                    send,
+                    HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND),
+                    headers,
+                )
+
+            try:
+                await pump(
+                    outbox, receive, send, headers, timeout=self.limits.send_timeout, on_empty=gone
+                )
+            finally:
+                channel.detach(outbox)
+        finally:
+            channel.busy -= 1
+            channel.touch()
+            if channel.session_id is None:
+                self.manager.terminate(channel)
+
+    # ------------------------------------------------------------------ GET / DELETE
+    async def _get(self, receive: Receive, send: Send, headers: Headers) -> None:
+        if not accepts(headers, "text/event-stream"):
+            raise HttpError(406, "Not Acceptable: Accept must include text/event-stream")
+        channel = self._require(headers)
+        self._check_version(headers, channel)
+        last_event_id = headers.get("last-event-id")
+        if last_event_id is not None:
+            if len(last_event_id) > 256 or not last_event_id.isprintable():
+                raise HttpError(400, "Bad Request: malformed Last-Event-ID")
+            outbox = await channel.resume(last_event_id)
+            if outbox is None:
+                raise HttpError(400, "Bad Request: unknown Last-Event-ID")
+        else:
+            outbox = channel.open_standalone()
+            if outbox is None:
+                raise HttpError(
+                    409,
+                    "Conflict: this session already has a standalone SSE stream",
+                    code=SERVER_ERROR,
+                )
+            await channel.prime_standalone(outbox)
+        channel.busy += 1
+        try:
+            await pump(
+                outbox,
+                receive,
+                send,
+                self._session_headers(channel),
+                timeout=self.limits.send_timeout,
+            )
+        finally:
+            channel.detach(outbox)
+            channel.busy -= 1
+            channel.touch()
+
+    async def _delete(self, send: Send, headers: Headers) -> None:
+        channel = self._require(headers)
+        self._check_version(headers, channel)
+        self.manager.terminate(channel)
+        await send_empty(send, 200)
+
+
+async def _deliver(channel: HttpSessionChannel, message: Message, wait: float) -> None:
+    """Queue ``message`` for the session; 503 when the session stays too busy to take it."""
+    try:
+        with trio.move_on_after(wait) as waited:
+            await channel.deliver(message)
+    except (trio.ClosedResourceError, trio.BrokenResourceError):
+        raise HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND) from None
+    if waited.cancelled_caught:
+        raise HttpError(
+            503,
+            "Service Unavailable: the session is busy",
+            code=SERVER_ERROR,
+            headers=[(b"retry-after", b"1")],
+        )
+    if isinstance(message, Notification) and message.method == "notifications/cancelled":
+        channel.cancelled((message.params or {}).get("requestId"))

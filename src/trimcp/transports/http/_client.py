@@ -1,0 +1,135 @@
+"""The Streamable HTTP client transport: ``trimcp.streamable_http(url, ...)``.
+
+A :class:`StreamableHttp` is a :class:`~trimcp.transports.ClientTransport`: pass it to
+``trimcp.open_client``. Its ``connect()`` block runs an :class:`HttpClientChannel` (see
+``_client_channel`` for the message flow) over a keep-alive :class:`ConnectionPool`
+built on h11 and Trio streams (TLS through :class:`trio.SSLStream` for ``https``).
+
+Leaving the block cancels every stream the channel still reads, then sends ``DELETE``
+for the session (when the server issued one) under its own shielded deadline
+(``close_timeout``, 2 s), so a server that black-holes the DELETE cannot hang the close.
+
+Every bound has a default, documented on the attribute below.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import final
+
+import attrs
+import trio
+
+from trimcp.nursery import unwrap_single
+
+from ._client_channel import HttpClientChannel
+from ._client_conn import ConnectionPool, parse_url
+from ._client_hooks import HeadersHook, HttpRequestInfo
+
+__all__ = ["HeadersHook", "HttpRequestInfo", "StreamableHttp", "streamable_http"]
+
+
+@final
+@attrs.frozen(kw_only=True)
+class StreamableHttp:
+    """A Streamable HTTP server endpoint to connect to, and how to talk to it."""
+
+    url: str
+    headers: Mapping[str, str] | HeadersHook | None = None
+    """Extra headers: a mapping, or a hook evaluated per request. Names the transport
+    sets itself (Host, Content-Type, Content-Length, Accept, Mcp-Session-Id,
+    MCP-Protocol-Version, Last-Event-ID) are not overridden."""
+    ssl_context: ssl.SSLContext | None = None
+    """For ``https``; default ``ssl.create_default_context()``."""
+    listen: bool = True
+    """Open the standalone GET stream after initialization (handshake-era revisions)."""
+    max_connections: int = 32
+    """Live connections at once. Each SSE response holds one for its duration; a send
+    waits while all are busy."""
+    max_idle_connections: int = 8
+    """Keep-alive connections kept for reuse."""
+    idle_timeout: float = 4.0
+    """Seconds an idle connection stays eligible for reuse (servers drop them after ~5 s)."""
+    connect_timeout: float = 10.0
+    """Seconds to open a connection (TCP and TLS)."""
+    max_header_size: int = 16 * 1024
+    """Largest response head accepted, in bytes."""
+    max_message_size: int = 10 * 1024 * 1024
+    """Largest JSON body or SSE event accepted, in bytes."""
+    max_queued: int = 1024
+    """Received messages buffered before readers wait (backpressure on the streams)."""
+    reconnect_delay: float = 1.0
+    """Seconds before reconnecting an SSE stream when the server sent no ``retry``."""
+    max_reconnect_delay: float = 30.0
+    """Cap of the exponential backoff between reconnections without progress."""
+    max_reconnects: int = 3
+    """SSE GET attempts in a row that bring no new event id before giving up (a resumed
+    POST stream then fails its request; the standalone GET stream just stops)."""
+    stream_linger: float = 1.0
+    """Seconds a POST stream is read after its response, waiting for the server to end it
+    (so the connection can be reused) before it is dropped."""
+    close_timeout: float = 2.0
+    """Deadline of the ``DELETE`` that ends the session on close."""
+
+    def __attrs_post_init__(self) -> None:
+        parse_url(self.url)  # fail early on a bad URL
+        if self.max_connections < 1 or self.max_queued < 1:
+            raise ValueError("max_connections and max_queued must be at least 1")
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[HttpClientChannel]:
+        """Open the channel for the ``async with`` block (see the module doc)."""
+        pool = ConnectionPool(
+            parse_url(self.url),
+            ssl_context=self.ssl_context,
+            max_connections=self.max_connections,
+            max_idle=self.max_idle_connections,
+            idle_timeout=self.idle_timeout,
+            connect_timeout=self.connect_timeout,
+            max_header_size=self.max_header_size,
+        )
+        channel = HttpClientChannel(self, pool)
+        with unwrap_single():
+            try:
+                async with trio.open_nursery() as nursery:
+                    channel._start(nursery)
+                    try:
+                        yield channel
+                    finally:
+                        channel._stop()
+            finally:
+                with trio.CancelScope(shield=True):
+                    with trio.move_on_after(self.close_timeout):
+                        await channel._terminate()
+                    await pool.aclose()
+
+
+def streamable_http(
+    url: str,
+    *,
+    headers: Mapping[str, str] | HeadersHook | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+    listen: bool = True,
+    max_connections: int = 32,
+    max_message_size: int = 10 * 1024 * 1024,
+    max_reconnects: int = 3,
+    close_timeout: float = 2.0,
+) -> StreamableHttp:
+    """Describe a Streamable HTTP server at ``url``; pass it to ``open_client``.
+
+    More options are on :class:`StreamableHttp`. A 404 on the session ends the channel
+    (every waiting call fails with :class:`~trimcp.ConnectionClosedError` saying so); to
+    start a new session, open a new client.
+    """
+    return StreamableHttp(
+        url=url,
+        headers=headers,
+        ssl_context=ssl_context,
+        listen=listen,
+        max_connections=max_connections,
+        max_message_size=max_message_size,
+        max_reconnects=max_reconnects,
+        close_timeout=close_timeout,
+    )

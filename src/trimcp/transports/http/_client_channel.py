@@ -1,0 +1,445 @@
+"""The Streamable HTTP client channel: one POST per message, answers from three places.
+
+Theory of operation
+-------------------
+``send(message)`` POSTs the message as a task of the channel's nursery and returns once
+the request is written (``nursery.start``), so a caller that gives up can still send
+``notifications/cancelled``. The task then reads the answer:
+
+* ``202``: nothing to read. A 2xx for a notification or response is simply accepted.
+* ``200 application/json``: the message(s) in the body go to ``receive()``.
+* ``200 text/event-stream``: every SSE ``message`` event goes to ``receive()``, decoded
+  by its own :class:`~trimcp.wire.SSEDecoder` (which tracks that stream's last event id
+  and ``retry``). A stream that ends before the request's answer is resumed with
+  ``GET`` + ``Last-Event-ID`` after ``retry`` ms (see ``_client_sse``); one that carried no
+  event id cannot be, and its request fails.
+
+The session id comes from ``Mcp-Session-Id`` on the ``initialize`` response and goes on
+every later request, like ``MCP-Protocol-Version`` once :meth:`negotiated` was called.
+Once ``notifications/initialized`` is accepted the standalone GET stream opens in the
+background (not for stateless-era revisions, nor with ``listen=False``).
+
+Failures, and who they reach:
+
+* An HTTP error status on a request's POST fails exactly that request: its caller gets an
+  :class:`~trimcp.McpError` with the server's JSON-RPC error when the body holds one,
+  otherwise ``HTTP <status> <reason>``, with ``data={"httpStatus": status}``. On a
+  notification or response it is logged (there is nobody to tell).
+* ``404`` while a session is open means the server ended the session: every waiting call
+  fails at once with :class:`~trimcp.ConnectionClosedError` saying so, and the channel
+  ends. Open a new client to start a new session.
+* A failure below HTTP (refused, reset, truncated, malformed) that resumption cannot cure
+  breaks the transport: every waiting call fails at once, and the channel ends.
+
+Every message read is queued for ``receive()`` in a bounded buffer (``max_queued``): when
+it is full, the stream readers wait.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+from collections import deque
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any, final
+
+import h11
+import trio
+
+from trimcp.protocol import HANDSHAKE_VERSIONS
+from trimcp.wire import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    NO_DATA,
+    ErrorObject,
+    ErrorResponse,
+    Message,
+    Notification,
+    RemoteProtocolError,
+    Request,
+    RequestId,
+    Response,
+    SSEDecoder,
+    decode,
+    encode,
+)
+
+from ._client_conn import (
+    ConnectionPool,
+    Headers,
+    HttpConnection,
+    HttpTransportError,
+    ResponseTooLarge,
+    content_type,
+    header,
+)
+from ._client_hooks import HttpRequestInfo
+from ._client_modern import modern_headers
+from ._client_sse import SseReader
+
+if TYPE_CHECKING:
+    from ._client import StreamableHttp
+
+__all__ = ["HttpClientChannel"]
+
+logger = logging.getLogger("trimcp.http.client")
+
+_ERROR_BODY_LIMIT = 64 * 1024
+_RESERVED = {
+    "host",
+    "content-type",
+    "content-length",
+    "accept",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "last-event-id",
+    "mcp-method",
+    "mcp-name",
+    "transfer-encoding",
+    "connection",
+}
+_MAX_SESSION_ID = 1024
+
+
+def _valid_session_id(value: str) -> bool:
+    return 0 < len(value) <= _MAX_SESSION_ID and all(0x21 <= ord(c) <= 0x7E for c in value)
+
+
+def _http_error(status: int, reason: str, body: bytes) -> ErrorObject:
+    """The error a caller gets for an HTTP error status (see the module doc)."""
+    data: Any = {"httpStatus": status}
+    try:
+        decoded = decode(body)
+    except RemoteProtocolError:
+        decoded = None
+    if isinstance(decoded, ErrorResponse):
+        error = decoded.error
+        return ErrorObject(
+            code=error.code,
+            message=f"HTTP {status}: {error.message}",
+            data=error.data if error.data is not NO_DATA else data,
+        )
+    text = body[:200].decode("utf-8", "replace").strip()
+    text = "".join(c for c in text if c.isprintable())
+    message = f"HTTP {status} {reason}".rstrip() + (f": {text}" if text else "")
+    return ErrorObject(code=INTERNAL_ERROR, message=message, data=data)
+
+
+@final
+class _Call:
+    """A request whose answer has not arrived; ``scope`` bounds the task reading for it."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self) -> None:
+        self.scope = trio.CancelScope()
+
+
+@final
+class _Started:
+    """``task_status.started()``, at most once, remembering whether it happened."""
+
+    __slots__ = ("_status", "done")
+
+    def __init__(self, status: trio.TaskStatus[None]) -> None:
+        self._status = status
+        self.done = False
+
+    def started(self) -> None:
+        if not self.done:
+            self.done = True
+            self._status.started()
+
+
+@final
+class HttpClientChannel:
+    """One client session over Streamable HTTP; a :class:`~trimcp.nursery.MessageChannel`.
+
+    Made by :meth:`StreamableHttp.connect`; see the module doc.
+    """
+
+    def __init__(self, config: StreamableHttp, pool: ConnectionPool) -> None:
+        self.config = config
+        self.pool = pool
+        self._queue_in, self._queue_out = trio.open_memory_channel[Message](config.max_queued)
+        self._nursery: trio.Nursery | None = None
+        self._outstanding: dict[RequestId, _Call] = {}
+        self._backlog: deque[Message] = deque()
+        self._closed = False
+        self._listening = False
+        #: The session id the server issued, if any.
+        self.session_id: str | None = None
+        #: The negotiated revision (sent as ``MCP-Protocol-Version``).
+        self.protocol_version: str | None = None
+        #: Why the channel broke (``None`` while it works).
+        self.failure: str | None = None
+        #: True once the server answered 404 for the session.
+        self.session_expired = False
+        self.sse = SseReader(self)
+
+    # ------------------------------------------------------------------ lifecycle
+    def _start(self, nursery: trio.Nursery) -> None:
+        self._nursery = nursery
+
+    def _stop(self) -> None:
+        self._closed = True
+        self._queue_in.close()
+        if self._nursery is not None:
+            self._nursery.cancel_scope.cancel()
+
+    async def _terminate(self) -> None:
+        """DELETE the session (the caller bounds the time); errors are only logged."""
+        if self.session_id is None or self.session_expired:
+            return
+        try:
+            async with self.pool.checkout() as conn:
+                await conn.send_request(
+                    "DELETE", self.pool.origin, await self.headers("DELETE"), None
+                )
+                response = await conn.receive_response()
+                await conn.read_body(_ERROR_BODY_LIMIT)
+            logger.debug("DELETE of the session: HTTP %d", response.status_code)
+        except (HttpTransportError, ResponseTooLarge, trio.ClosedResourceError, ValueError) as exc:
+            logger.debug("DELETE of the session failed: %s", exc)
+
+    # ------------------------------------------------------------------ MessageChannel
+    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+        if self._closed:
+            raise trio.ClosedResourceError("the HTTP channel is closed")
+        if self.failure is not None:
+            raise trio.BrokenResourceError(self.failure)
+        assert self._nursery is not None
+        await self._nursery.start(self._post, message)
+        if isinstance(message, Notification) and message.method == "notifications/cancelled":
+            request_id = (message.params or {}).get("requestId")
+            call = None
+            if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+                call = self._outstanding.pop(request_id, None)
+            if call is not None:
+                call.scope.cancel()  # stop reading the cancelled request's stream
+
+    async def receive(self) -> Message:
+        try:
+            return await self._queue_out.receive()
+        except trio.EndOfChannel:
+            pass
+        if self._backlog:
+            return self._backlog.popleft()
+        if self.failure is not None:
+            raise trio.BrokenResourceError(self.failure)
+        raise trio.EndOfChannel
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self._queue_in.close()
+        self._queue_out.close()
+
+    def negotiated(self, protocol_version: str) -> None:
+        self.protocol_version = protocol_version
+
+    # ------------------------------------------------------------------ delivery
+    def waiting(self, request_id: RequestId) -> bool:
+        """Whether ``request_id`` still waits for its answer."""
+        return request_id in self._outstanding
+
+    async def deliver(self, message: Message | list[Message]) -> None:
+        """Queue received message(s) for ``receive()`` (raises once the channel is closed)."""
+        for one in message if isinstance(message, list) else [message]:
+            if isinstance(one, Response | ErrorResponse) and one.id is not None:
+                self._outstanding.pop(one.id, None)
+            await self._queue_in.send(one)
+
+    async def fail(self, request_id: RequestId, error: ErrorObject) -> None:
+        """Answer ``request_id`` locally with ``error`` (if it still waits)."""
+        if self._outstanding.pop(request_id, None) is not None:
+            await self._queue_in.send(ErrorResponse(id=request_id, error=error))
+
+    def break_channel(self, reason: str) -> None:
+        """Fail every waiting call with ``reason`` and end the channel (see the module doc)."""
+        if self.failure is not None or self._closed:
+            return
+        logger.warning("Streamable HTTP channel broken: %s", reason)
+        self.failure = reason
+        for request_id in list(self._outstanding):
+            error = ErrorObject(code=CONNECTION_CLOSED, message=reason)
+            self._backlog.append(ErrorResponse(id=request_id, error=error))
+        self._outstanding.clear()
+        self._queue_in.close()
+        if self._nursery is not None:
+            self._nursery.cancel_scope.cancel()
+
+    def expire(self) -> None:
+        """The server answered 404 for our session."""
+        self.session_expired = True
+        self.break_channel(
+            f"the server ended session {self.session_id} (HTTP 404); open a new client "
+            "to start a new session"
+        )
+
+    # ------------------------------------------------------------------ requests
+    async def headers(
+        self, method: str, message: Message | None = None, base: Headers = ()
+    ) -> list[tuple[str, str]]:
+        """The headers of one HTTP request: ``base``, session, version, then the hook's.
+
+        A stateless-era request carries its own version (and ``Mcp-Method``/``Mcp-Name``)
+        and no session id.
+        """
+        out = [("User-Agent", "trimcp"), *base]
+        modern = modern_headers(message) if message is not None else None
+        if modern is not None:
+            version, more = modern
+            out.extend([("MCP-Protocol-Version", version), *more])
+        else:
+            if self.session_id is not None:
+                out.append(("Mcp-Session-Id", self.session_id))
+            if self.protocol_version is not None:
+                out.append(("MCP-Protocol-Version", self.protocol_version))
+        extra = self.config.headers
+        if callable(extra):
+            got = extra(HttpRequestInfo(method, self.config.url, message))
+            extra = await got if inspect.isawaitable(got) else got
+        if extra:
+            assert not callable(extra)
+            out.extend((k, v) for k, v in extra.items() if k.lower() not in _RESERVED)
+        return out
+
+    async def _post(
+        self, message: Message, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """POST ``message``; ``started`` once written; then read (and resume) its answer."""
+        request_id = message.id if isinstance(message, Request) else None
+        call = _Call()
+        if request_id is not None:
+            self._outstanding[request_id] = call
+        status = _Started(task_status)
+        try:
+            with call.scope:
+                await self._exchange(message, status)
+        except Exception as exc:
+            if not status.done:
+                raise
+            if not isinstance(exc, trio.ClosedResourceError | trio.BrokenResourceError):
+                logger.exception("reading the answer to a POST failed")
+                self.break_channel(f"unexpected error reading the server's answer: {exc!r}")
+        finally:
+            if not status.done and request_id is not None:
+                self._outstanding.pop(request_id, None)
+
+    async def _exchange(self, message: Message, status: _Started) -> None:
+        body = encode(message)
+        base = (
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        )
+        headers = await self.headers("POST", message, base)
+        for attempt in (0, 1):
+            try:
+                async with self.pool.checkout(fresh=attempt > 0) as conn:
+                    await conn.send_request("POST", self.pool.origin, headers, body)
+                    status.started()
+                    response = await conn.receive_response()
+                    resume = await self._on_response(message, conn, response)
+            except HttpTransportError as exc:
+                if exc.stale and attempt == 0:
+                    logger.debug("stale keep-alive connection, retrying: %s", exc)
+                    continue
+                self.break_channel(f"lost the connection to the server: {exc}")
+                if not status.done:
+                    raise trio.BrokenResourceError(self.failure) from exc
+                return
+            if resume is not None and isinstance(message, Request):
+                await self.sse.resume(message.id, resume)
+            return
+
+    async def _on_response(
+        self, message: Message, conn: HttpConnection, response: h11.Response
+    ) -> SSEDecoder | None:
+        """Handle the answer to one POST; return a decoder when its stream needs resuming."""
+        status = response.status_code
+        request_id = message.id if isinstance(message, Request) else None
+        initialize = isinstance(message, Request) and message.method == "initialize"
+        if initialize and 200 <= status < 300:
+            self._take_session_id(response)
+        if status == 404 and self.session_id is not None and not initialize:
+            self.expire()
+            return None
+        if not 200 <= status < 300:
+            try:
+                body = await conn.read_body(_ERROR_BODY_LIMIT)
+            except ResponseTooLarge:
+                body = b""
+            reason = response.reason.decode("latin-1", "replace") or _phrase(status)
+            if request_id is not None:
+                await self.fail(request_id, _http_error(status, reason, body))
+            else:
+                logger.warning("the server refused a %s with HTTP %d", _what(message), status)
+            return None
+        if request_id is None or status == 202:
+            with contextlib.suppress(ResponseTooLarge):  # nothing to read; not reused then
+                await conn.read_body(self.config.max_message_size)
+            if isinstance(message, Notification) and message.method == "notifications/initialized":
+                self._start_listening()
+            return None
+        kind = content_type(response)
+        if kind == "text/event-stream":
+            return await self.sse.read_post_stream(conn, request_id)
+        if kind == "application/json":
+            try:
+                body = await conn.read_body(self.config.max_message_size)
+            except ResponseTooLarge as exc:
+                await self.fail(request_id, ErrorObject(code=INTERNAL_ERROR, message=str(exc)))
+                return None
+            await self._on_json(body, request_id)
+            return None
+        await self.fail(
+            request_id,
+            ErrorObject(
+                code=INTERNAL_ERROR, message=f"unexpected Content-Type {kind!r} in the answer"
+            ),
+        )
+        return None
+
+    async def _on_json(self, body: bytes, request_id: RequestId) -> None:
+        try:
+            messages = decode(body, allow_batch=True)
+        except RemoteProtocolError as exc:
+            error = ErrorObject(code=INTERNAL_ERROR, message=f"invalid JSON-RPC answer: {exc}")
+            await self.fail(request_id, error)
+            return
+        await self.deliver(messages)
+        if self.waiting(request_id):
+            error = ErrorObject(code=INTERNAL_ERROR, message="the JSON answer was for another id")
+            await self.fail(request_id, error)
+
+    def _take_session_id(self, response: h11.Response) -> None:
+        value = header(response, b"mcp-session-id")
+        if value is None:
+            return
+        if _valid_session_id(value):
+            self.session_id = value
+        else:
+            logger.warning("ignoring an invalid Mcp-Session-Id from the server")
+
+    def _start_listening(self) -> None:
+        version = self.protocol_version
+        if self._listening or not self.config.listen or self._nursery is None:
+            return
+        if version is not None and version not in HANDSHAKE_VERSIONS:
+            return  # the stateless era has no GET stream
+        self._listening = True
+        self._nursery.start_soon(self.sse.listen)
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def _what(message: Message) -> str:
+    if isinstance(message, Notification):
+        return f"notification {message.method}"
+    return "response"

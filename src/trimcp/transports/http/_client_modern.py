@@ -1,0 +1,60 @@
+"""Stateless-era (2026-07-28) request headers: ``Mcp-Method``, ``Mcp-Name``, the version.
+
+A stateless-era request names its revision in ``params._meta
+["io.modelcontextprotocol/protocolVersion"]``; on HTTP the ``MCP-Protocol-Version``
+header must equal it, ``Mcp-Method`` must name the method, and ``Mcp-Name`` must carry
+``params.name`` (``tools/call``, ``prompts/get``), ``params.uri`` (``resources/read``)
+or ``params.taskId`` (``tasks/*``). A value that is not plain printable ASCII without
+surrounding whitespace, or that looks like the encoding itself, goes as
+``=?base64?<base64 of its UTF-8>?=``.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Final
+
+from trimcp.wire import Message, Request
+
+__all__ = ["VERSION_META", "encode_header_value", "modern_headers"]
+
+VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
+_NAME_PARAM: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
+_SENTINEL = re.compile(r"^=\?base64\?.*\?=$", re.DOTALL)
+
+
+def encode_header_value(value: str) -> str:
+    """``value`` as is when it is safe in a header, else its base64 form (see the doc)."""
+    plain = (
+        value.isascii()
+        and value.isprintable()
+        and value == value.strip()
+        and not _SENTINEL.match(value)
+    )
+    if plain:
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def modern_headers(message: Message) -> tuple[str, list[tuple[str, str]]] | None:
+    """``(version, headers)`` for a stateless-era request, else ``None``."""
+    if not isinstance(message, Request) or not message.params:
+        return None
+    meta = message.params.get("_meta")
+    version = meta.get(VERSION_META) if isinstance(meta, dict) else None
+    if not isinstance(version, str):
+        return None
+    headers = [("Mcp-Method", message.method)]
+    key = _NAME_PARAM.get(message.method)
+    name = message.params.get(key) if key else None
+    if isinstance(name, str):
+        headers.append(("Mcp-Name", encode_header_value(name)))
+    return version, headers

@@ -1,0 +1,200 @@
+"""Checks every HTTP request passes before the server does any work for it.
+
+Each check raises :class:`HttpError`, which carries the HTTP status, the JSON-RPC
+error for the body, extra headers and whether the connection must be closed. They run
+in the order of cost: framing (smuggling shapes, header size), then DNS-rebinding
+(``Host``/``Origin``), then method-specific media types, then the session id's shape.
+None of them reads the body or touches the session table.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, Final, final
+from urllib.parse import urlsplit
+
+import attrs
+
+from trimcp.wire import INVALID_REQUEST, RequestId
+
+__all__ = [
+    "LOOPBACK_NAMES",
+    "Headers",
+    "HostPolicy",
+    "HttpError",
+    "accepts",
+    "check_framing",
+    "check_host_and_origin",
+    "check_session_id",
+    "is_json_content_type",
+    "is_loopback",
+]
+
+#: JSON-RPC code for transport-level refusals (the spec leaves it to implementations).
+SERVER_ERROR: Final = -32000
+SESSION_ID_PATTERN: Final = re.compile(r"[\x21-\x7e]{1,128}")
+#: Host names a loopback server answers to (with any port).
+LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
+
+
+class HttpError(Exception):
+    """A refusal: the HTTP status and the JSON-RPC error body that goes with it."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: int = INVALID_REQUEST,
+        headers: Sequence[tuple[bytes, bytes]] = (),
+        close: bool = False,
+        id: RequestId | None = None,
+        body: bytes | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+        self.headers = list(headers)
+        self.close = close
+        self.id = id
+        #: A ready-made JSON-RPC body (the wire layer's error hint) instead of one
+        #: built from ``code`` and ``message``.
+        self.body = body
+
+
+@final
+class Headers:
+    """The request headers of an ASGI scope: names lower-case, values latin-1."""
+
+    __slots__ = ("_all", "size")
+
+    def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
+        self._all: dict[str, list[str]] = {}
+        self.size = 0
+        for name, value in raw:
+            self.size += len(name) + len(value)
+            key = name.decode("latin-1").lower()
+            self._all.setdefault(key, []).append(value.decode("latin-1"))
+
+    def get(self, name: str) -> str | None:
+        values = self._all.get(name)
+        return None if values is None else values[0]
+
+    def get_all(self, name: str) -> list[str]:
+        return self._all.get(name, [])
+
+
+def check_framing(headers: Headers, max_header_bytes: int) -> None:
+    """Refuse request-smuggling shapes and oversized header blocks."""
+    if headers.size > max_header_bytes:
+        raise HttpError(431, "Request header fields too large", close=True)
+    lengths = headers.get_all("content-length")
+    if headers.get_all("transfer-encoding") and lengths:
+        raise HttpError(400, "Bad Request: both Content-Length and Transfer-Encoding", close=True)
+    if len(lengths) > 1 or any("," in value for value in lengths):
+        raise HttpError(400, "Bad Request: more than one Content-Length", close=True)
+    if lengths and not lengths[0].strip().isdigit():
+        raise HttpError(400, "Bad Request: invalid Content-Length", close=True)
+
+
+def is_loopback(host: str | None) -> bool:
+    """Whether an address (``scope["server"][0]``) is a loopback address."""
+    if not host:
+        return False
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def _host_name(authority: str) -> str:
+    """``localhost:8000`` -> ``localhost``; ``[::1]:80`` -> ``[::1]`` (lower-cased)."""
+    authority = authority.strip().lower()
+    if authority.startswith("["):
+        end = authority.find("]")
+        return authority[: end + 1] if end != -1 else authority
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+
+
+@final
+@attrs.frozen(kw_only=True)
+class HostPolicy:
+    """The DNS-rebinding guard (on by default).
+
+    Attributes:
+      enabled: ``False`` switches both checks off (then log why you did it).
+      loopback: ``True`` when the server is bound to loopback; ``None`` decides per
+        request from the local address the request arrived on.
+      allowed_hosts: further host names (no port) accepted in ``Host``.
+      allowed_origins: further origins (``scheme://host[:port]``) accepted in ``Origin``.
+
+    On loopback, ``Host`` must name a loopback host and a present ``Origin`` must be a
+    loopback origin (or allowed). Elsewhere ``Host`` is not checked (a proxy chooses
+    it) and a present ``Origin`` must match ``Host`` or be allowed. A missing ``Origin``
+    is accepted: non-browser clients send none.
+    """
+
+    enabled: bool = True
+    loopback: bool | None = None
+    allowed_hosts: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    allowed_origins: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+
+
+def check_host_and_origin(policy: HostPolicy, scope: dict[str, Any], headers: Headers) -> None:
+    """Raise 403 for a ``Host`` or ``Origin`` the policy does not accept."""
+    if not policy.enabled:
+        return
+    loopback = policy.loopback
+    if loopback is None:
+        server = scope.get("server")
+        loopback = server is not None and is_loopback(str(server[0]))
+    host = headers.get("host") or ""
+    host_name = _host_name(host)
+    hosts = LOOPBACK_NAMES | {h.lower() for h in policy.allowed_hosts}
+    if loopback and host_name not in hosts:
+        raise HttpError(403, "Forbidden: Host not allowed", code=SERVER_ERROR)
+    origin = headers.get("origin")
+    if origin is None:
+        return
+    if origin in policy.allowed_origins:
+        return
+    parts = urlsplit(origin.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise HttpError(403, "Forbidden: Origin not allowed", code=SERVER_ERROR)
+    origin_host = _host_name(parts.netloc)
+    if loopback:
+        if origin_host in hosts:
+            return
+    elif parts.netloc.lower() == host.strip().lower():
+        return
+    raise HttpError(403, "Forbidden: Origin not allowed", code=SERVER_ERROR)
+
+
+def _media_types(value: str | None) -> set[str]:
+    if not value:
+        return set()
+    return {part.split(";", 1)[0].strip().lower() for part in value.split(",")}
+
+
+def accepts(headers: Headers, *media_types: str) -> bool:
+    """Whether ``Accept`` admits every one of ``media_types`` (wildcards count)."""
+    offered = set()
+    for value in headers.get_all("accept"):
+        offered |= _media_types(value)
+    if "*/*" in offered:
+        return True
+    return all(mt in offered or mt.split("/")[0] + "/*" in offered for mt in media_types)
+
+
+def is_json_content_type(headers: Headers) -> bool:
+    """``Content-Type: application/json``, parameters (``charset=utf-8``) allowed."""
+    return _media_types(headers.get("content-type")) == {"application/json"}
+
+
+def check_session_id(value: str) -> None:
+    """400 for a session id outside ``^[\\x21-\\x7E]{1,128}$`` (never looked up)."""
+    if SESSION_ID_PATTERN.fullmatch(value) is None:
+        raise HttpError(400, "Bad Request: malformed Mcp-Session-Id")

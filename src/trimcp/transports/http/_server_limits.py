@@ -1,0 +1,73 @@
+"""The bounds of the Streamable HTTP server, each with its documented default.
+
+Every buffer, queue and table the server keeps is bounded (design invariant 7). A bound
+that is reached gives a defined HTTP error or closes one stream; it never lets memory
+grow without limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any, final
+
+import attrs
+
+__all__ = ["HttpServerLimits"]
+
+
+def _positive(_inst: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and value <= 0:
+        raise ValueError(f"{attribute.name} must be positive, got {value!r}")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class HttpServerLimits:
+    """Bounds and timeouts of the Streamable HTTP server.
+
+    Attributes:
+      max_body_size: bytes of one POST body (default 4 MiB). A larger declared
+        ``Content-Length`` is refused before reading; a body that grows past it while
+        being read is refused then. Both get 413 and the connection is closed.
+      body_timeout: seconds the whole body may take to arrive (default 30). Slower
+        bodies get 408 and the connection is closed (hypercorn has no read timeout).
+      max_header_bytes: bytes of all header names and values together (default
+        16 KiB); more gets 431.
+      max_sessions: live sessions at once (default 1024). Beyond it ``initialize`` gets
+        503 with ``Retry-After``.
+      retry_after: the ``Retry-After`` seconds of that 503 (default 5).
+      session_idle_timeout: seconds a session may go without any HTTP request or open
+        stream before it is terminated (default 1800).
+      inbound_queue: messages queued from POSTs towards one session (default 32); a
+        POST waits for room (backpressure) ...
+      inbound_wait: ... for at most this many seconds (default 10), then gets 503 with
+        ``Retry-After`` (a session whose in-flight limit is reached stops reading).
+      stream_queue_events / stream_queue_bytes: events and bytes waiting to be written
+        to one SSE response (defaults 256 and 4 MiB). A stream that exceeds either is
+        closed; its events stay in the event store for resumption.
+      send_timeout: seconds one write to a client may take (default 30); a slower
+        write closes that stream.
+      replay_events / replay_bytes: events and bytes the in-memory event store keeps
+        per stream (defaults 1000 and 4 MiB); the oldest go first.
+      replay_streams: streams the in-memory event store keeps per session (default
+        64); the oldest stream goes first.
+      sse_retry_ms: the ``retry`` field of every priming event (default 1000).
+      max_dropped: nothing is kept of dropped messages but a count; this only caps the
+        debug logging of them per session (default 100 log lines).
+    """
+
+    max_body_size: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
+    body_timeout: float = attrs.field(default=30.0, validator=_positive)
+    max_header_bytes: int = attrs.field(default=16 * 1024, validator=_positive)
+    max_sessions: int = attrs.field(default=1024, validator=_positive)
+    retry_after: int = attrs.field(default=5, validator=_positive)
+    session_idle_timeout: float = attrs.field(default=1800.0, validator=_positive)
+    inbound_queue: int = attrs.field(default=32, validator=_positive)
+    inbound_wait: float = attrs.field(default=10.0, validator=_positive)
+    stream_queue_events: int = attrs.field(default=256, validator=_positive)
+    stream_queue_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
+    send_timeout: float = attrs.field(default=30.0, validator=_positive)
+    replay_events: int = attrs.field(default=1000, validator=_positive)
+    replay_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
+    replay_streams: int = attrs.field(default=64, validator=_positive)
+    sse_retry_ms: int = attrs.field(default=1000, validator=_positive)
+    max_dropped: int = attrs.field(default=100, validator=_positive)

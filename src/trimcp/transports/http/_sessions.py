@@ -1,0 +1,404 @@
+"""One Streamable HTTP session as a :class:`~trimcp.nursery.MessageChannel`.
+
+Theory of operation
+-------------------
+POSTs feed decoded messages into a bounded inbound queue (:meth:`HttpSessionChannel.
+deliver`); the session reads them with :meth:`receive`. Every message the session
+sends goes on exactly one stream, chosen by :meth:`send`:
+
+* a response goes to the stream of the POST that carried its request (by id);
+* a message ``related`` to an inbound request goes to that request's stream;
+* anything else goes to the standalone GET stream, or is dropped (and counted) when the
+  session never opened one.
+
+A request stream starts undecided. If the first message routed to it is its own
+response, the POST is answered with one JSON body; otherwise it becomes an SSE stream
+whose first event is a *priming event* (an id, empty data and ``retry``). Events of SSE
+streams are written to the session's :class:`EventStore` before they are queued on the
+stream's :class:`Outbox`, so when the client goes away, or the server closes the stream
+on purpose (:meth:`close_request_stream`, SSE polling), the rest of the stream,
+response included, waits in the store. A ``GET`` with ``Last-Event-ID`` replays it and
+re-attaches the live stream (:meth:`resume`). A disconnect never cancels the request
+(handshake era).
+
+Sending never waits on the network: outboxes are bounded and an overflowing one is
+closed, so a stalled client stalls nothing but its own stream.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import final
+
+import trio
+
+from trimcp.wire import (
+    ErrorResponse,
+    Message,
+    Request,
+    RequestId,
+    Response,
+    encode,
+    encode_sse,
+)
+
+from ._event_store import EventStore
+from ._server_limits import HttpServerLimits
+from ._sse_stream import Outbox
+
+__all__ = ["STANDALONE", "HttpSessionChannel", "RequestStream"]
+
+logger = logging.getLogger("trimcp.http.server")
+
+#: Stream id of the standalone (GET) stream; request streams count up from 1.
+STANDALONE = "0"
+
+
+@final
+class RequestStream:
+    """The stream of one POST: the requests it carried and where their output goes."""
+
+    __slots__ = ("batch", "collected", "mode", "outbox", "pending", "stream_id")
+
+    def __init__(self, stream_id: str, request_ids: Iterable[RequestId], batch: bool) -> None:
+        self.stream_id = stream_id
+        self.pending: set[RequestId] = set(request_ids)
+        self.batch = batch
+        #: ``"pending"`` (undecided), ``"json"`` or ``"sse"``.
+        self.mode = "pending"
+        #: Responses of a batch, held until all arrived (JSON mode only).
+        self.collected: list[bytes] = []
+        self.outbox: Outbox | None = None
+
+    @property
+    def done(self) -> bool:
+        return not self.pending
+
+
+@final
+class HttpSessionChannel:
+    """The channel of one HTTP session; see the module doc.
+
+    Args:
+      session_id: the ``Mcp-Session-Id`` (``None`` in stateless mode).
+      limits: queue bounds and the SSE ``retry`` value.
+      store: where SSE events are kept for resumption (``None``: not resumable).
+    """
+
+    def __init__(
+        self,
+        session_id: str | None,
+        limits: HttpServerLimits,
+        store: EventStore | None,
+    ) -> None:
+        self.session_id = session_id
+        self.limits = limits
+        self.store = store
+        #: The revision the session negotiated (set by the lifecycle).
+        self.protocol_version: str | None = None
+        #: Messages that had no stream to go to (counted, never kept).
+        self.dropped = 0
+        #: HTTP requests and streams using this session right now.
+        self.busy = 0
+        self.last_active = trio.current_time()
+        self.on_close: Callable[[], None] | None = None
+        self._inbound_send, self._inbound = trio.open_memory_channel[Message](limits.inbound_queue)
+        self._by_request: dict[RequestId, RequestStream] = {}
+        self._live: dict[str, RequestStream] = {}
+        self._next_stream = 1
+        #: The standalone stream's outbox while a GET holds it; ``opened`` once one did.
+        self._standalone: Outbox | None = None
+        self._standalone_opened = False
+        #: Ids of requests the transport itself made whose responses are swallowed.
+        self._swallow: dict[RequestId, trio.Event] = {}
+        self._initialize_ids: set[RequestId] = set()
+        self._closed = False
+
+    # ------------------------------------------------------------ MessageChannel
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def receive(self) -> Message:
+        return await self._inbound.receive()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def negotiated(self, protocol_version: str) -> None:
+        self.protocol_version = protocol_version
+
+    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+        """Route ``message`` to its one stream (module doc). Never waits on the network.
+
+        Raises :class:`trio.ClosedResourceError` once the session is closed, and
+        :class:`trio.BrokenResourceError` for a request with no stream that could carry
+        it, so that a reverse call fails at once instead of waiting for its timeout.
+        """
+        if self._closed:
+            raise trio.ClosedResourceError("the HTTP session is closed")
+        if isinstance(message, Response | ErrorResponse) and message.id is not None:
+            if message.id in self._swallow:
+                self._swallow.pop(message.id).set()
+                return
+            stream = self._by_request.get(message.id)
+            if stream is None:
+                self._drop(message, "no stream carries a request with this id")
+                return
+            await self._emit(stream, message, response_id=message.id)
+            return
+        if related is None:
+            await self._send_standalone(message)
+            return
+        stream = self._by_request.get(related)
+        if stream is None:  # its request is over: never moved to another stream
+            if isinstance(message, Request):
+                raise trio.BrokenResourceError("the related request has ended")
+            self._drop(message, "its request has ended")
+            return
+        if isinstance(message, Request) and stream.outbox is None and stream.mode != "sse":
+            raise trio.BrokenResourceError("the client left before this request")
+        await self._emit(stream, message, response_id=None)
+
+    # ------------------------------------------------------------ routing
+    def _drop(self, message: Message, why: str) -> None:
+        self.dropped += 1
+        if self.dropped <= self.limits.max_dropped:
+            logger.debug(
+                "session %s: dropped a %s: %s", self.session_id, type(message).__name__, why
+            )
+
+    async def _send_standalone(self, message: Message) -> None:
+        if not self._standalone_opened:
+            if isinstance(message, Request):
+                raise trio.BrokenResourceError("no standalone SSE stream is open")
+            self._drop(message, "no standalone SSE stream")
+            return
+        data = encode(message)
+        event_id = await self._store(STANDALONE, data)
+        outbox = self._standalone
+        if outbox is None or not outbox.put(encode_sse(data=data.decode(), id=event_id), event_id):
+            self._standalone = None
+            if isinstance(message, Request) and self.store is None:
+                raise trio.BrokenResourceError("the standalone SSE stream is closed")
+            self._drop(message, "the standalone SSE stream is not connected")
+
+    async def _store(self, stream_id: str, data: bytes | None) -> str | None:
+        if self.store is None:
+            return None
+        return await self.store.store(stream_id, data)
+
+    async def _emit(
+        self, stream: RequestStream, message: Message, *, response_id: RequestId | None
+    ) -> None:
+        data = encode(message)
+        final = response_id is not None
+        if response_id is not None:
+            stream.pending.discard(response_id)
+            del self._by_request[response_id]
+        if stream.mode == "pending":
+            if final and (not stream.batch or stream.done):
+                stream.collected.append(data)
+                self._finish_json(stream)
+                return
+            if final:
+                stream.collected.append(data)
+                return
+            await self._start_sse(stream)
+        await self._put_event(stream, data)
+        if stream.done:
+            self._end_stream(stream)
+
+    def _finish_json(self, stream: RequestStream) -> None:
+        stream.mode = "json"
+        body = (
+            stream.collected[0] if not stream.batch else b"[" + b",".join(stream.collected) + b"]"
+        )
+        stream.collected = []
+        outbox = stream.outbox
+        if outbox is not None:
+            outbox.json = True
+            outbox.put(body, whole=True)
+            outbox.close()
+        else:
+            self.dropped += 1
+            logger.debug("session %s: client left before its JSON response", self.session_id)
+        self._end_stream(stream)
+
+    async def _start_sse(self, stream: RequestStream, retry_ms: int | None = None) -> None:
+        stream.mode = "sse"
+        await self._prime(stream.stream_id, stream.outbox, retry_ms)
+        held, stream.collected = stream.collected, []
+        for data in held:  # batch responses that came before the first other message
+            await self._put_event(stream, data)
+
+    async def _prime(self, stream_id: str, outbox: Outbox | None, retry_ms: int | None) -> None:
+        if self.store is None:
+            return
+        event_id = await self.store.store(stream_id, None)
+        retry = self.limits.sse_retry_ms if retry_ms is None else retry_ms
+        if outbox is not None:
+            outbox.put(encode_sse(data=None, id=event_id, retry=retry), event_id)
+
+    async def _put_event(self, stream: RequestStream, data: bytes) -> None:
+        event_id = await self._store(stream.stream_id, data)
+        outbox = stream.outbox
+        if outbox is not None and not outbox.put(
+            encode_sse(data=data.decode(), id=event_id), event_id
+        ):
+            logger.debug("session %s: stream %s closed", self.session_id, stream.stream_id)
+            stream.outbox = None
+
+    def _end_stream(self, stream: RequestStream) -> None:
+        self._live.pop(stream.stream_id, None)
+        if stream.outbox is not None:
+            stream.outbox.close()
+            stream.outbox = None
+
+    # ------------------------------------------------------------ the transport's side
+    def new_outbox(self) -> Outbox:
+        return Outbox(
+            max_events=self.limits.stream_queue_events, max_bytes=self.limits.stream_queue_bytes
+        )
+
+    def in_flight(self, request_id: RequestId) -> bool:
+        return request_id in self._by_request or request_id in self._swallow
+
+    def open_request_stream(self, requests: list[Request], *, batch: bool) -> Outbox:
+        """Register the stream of a POST carrying ``requests``; return its outbox.
+
+        The caller has checked that none of the ids is in flight (:meth:`in_flight`).
+        """
+        request_ids = [r.id for r in requests]
+        self._initialize_ids.update(r.id for r in requests if r.method == "initialize")
+        stream = RequestStream(str(self._next_stream), request_ids, batch)
+        self._next_stream += 1
+        stream.outbox = self.new_outbox()
+        for request_id in request_ids:
+            self._by_request[request_id] = stream
+        self._live[stream.stream_id] = stream
+        return stream.outbox
+
+    def cancelled(self, request_id: object) -> None:
+        """The client cancelled ``request_id``: no response will come, end its stream.
+
+        A response already on its way is then dropped, which is what the client asked
+        for. ``initialize`` cannot be cancelled, so its stream is left alone.
+        """
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            return
+        stream = self._by_request.get(request_id)
+        if stream is None or request_id in self._initialize_ids:
+            return
+        del self._by_request[request_id]
+        stream.pending.discard(request_id)
+        if stream.done:
+            if stream.mode == "pending" and stream.collected:
+                self._finish_json(stream)
+            else:
+                self._end_stream(stream)
+
+    def detach(self, outbox: Outbox) -> None:
+        """The response that drained ``outbox`` is over (client gone or stream done)."""
+        outbox.close()
+        for stream in self._live.values():
+            if stream.outbox is outbox:
+                stream.outbox = None
+        if self._standalone is outbox:
+            self._standalone = None
+
+    async def close_request_stream(self, request_id: RequestId, *, retry_ms: int | None) -> bool:
+        """End the SSE response of ``request_id`` now; its request keeps running.
+
+        The rest of its output is kept in the event store, and the client resumes it
+        with ``GET`` + ``Last-Event-ID`` after ``retry_ms`` (default: the limits'
+        ``sse_retry_ms``). Returns ``False`` when there is nothing to close (unknown
+        request, already answered, or no event store to resume from).
+        """
+        stream = self._by_request.get(request_id)
+        if stream is None or self.store is None:
+            return False
+        if stream.mode == "pending":
+            await self._start_sse(stream, retry_ms)
+        elif retry_ms is not None and stream.outbox is not None:
+            stream.outbox.put(encode_sse(data=None, retry=retry_ms))
+        if stream.outbox is not None:
+            stream.outbox.close()
+            stream.outbox = None
+        return True
+
+    def open_standalone(self) -> Outbox | None:
+        """The outbox of a new standalone GET stream, or ``None`` if one is open (409)."""
+        if self._standalone is not None and not self._standalone.closed:
+            return None
+        self._standalone = self.new_outbox()
+        self._standalone_opened = True
+        return self._standalone
+
+    async def prime_standalone(self, outbox: Outbox) -> None:
+        await self._prime(STANDALONE, outbox, None)
+
+    async def resume(self, last_event_id: str) -> Outbox | None:
+        """Re-open the stream ``last_event_id`` belongs to; ``None`` if it is unknown.
+
+        The returned outbox holds the stored events after that id and then, if the
+        stream is still live, whatever it sends next.
+        """
+        if self.store is None:
+            return None
+        replay = await self.store.replay_after(last_event_id)
+        if replay is None:
+            return None
+        outbox = self.new_outbox()
+        for event_id, data in replay.events:
+            outbox.put(encode_sse(data=data.decode(), id=event_id), event_id)
+        if replay.stream_id == STANDALONE:
+            if self._standalone is not None:
+                self._standalone.close()
+            self._standalone = outbox
+            self._standalone_opened = True
+            return outbox
+        stream = self._live.get(replay.stream_id)
+        if stream is None:
+            outbox.close()  # the stream is complete: replay only
+        else:
+            if stream.outbox is not None:
+                stream.outbox.close()
+            stream.outbox = outbox
+        return outbox
+
+    async def deliver(self, message: Message) -> None:
+        """Queue one inbound message for the session (waits while the queue is full)."""
+        await self._inbound_send.send(message)
+
+    async def deliver_internal(self, request: Request) -> trio.Event:
+        """Deliver a request whose response the transport swallows; set when answered."""
+        answered = trio.Event()
+        self._swallow[request.id] = answered
+        await self._inbound_send.send(request)
+        return answered
+
+    def touch(self) -> None:
+        self.last_active = trio.current_time()
+
+    def close(self) -> None:
+        """End the session: no more input, every open response ends."""
+        if self._closed:
+            return
+        self._closed = True
+        self._inbound_send.close()
+        for stream in self._live.values():
+            if stream.outbox is not None:
+                stream.outbox.close()
+                stream.outbox = None
+        self._live.clear()
+        self._by_request.clear()
+        if self._standalone is not None:
+            self._standalone.close()
+            self._standalone = None
+        for event in self._swallow.values():
+            event.set()
+        self._swallow.clear()
+        if self.on_close is not None:
+            self.on_close()

@@ -1,0 +1,86 @@
+"""The bounded queue between a session and one HTTP response.
+
+The session side never waits on the network: :meth:`Outbox.put` only appends (or, past
+the bounds, aborts the outbox), so a slow or stalled client cannot hold up the session
+or any other stream (no head-of-line blocking). The response side drains it with
+:meth:`Outbox.get`. An outbox is either a JSON outbox (exactly one body, for a request
+answered before anything else was sent for it) or an SSE outbox (a stream of encoded
+events); the producer decides before the first item.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import final
+
+import trio
+
+__all__ = ["Outbox"]
+
+
+@final
+class Outbox:
+    """A bounded, non-blocking-to-fill queue of byte chunks for one response.
+
+    Items are ``(event id or None, bytes)``; the id lets a resumed stream skip events
+    it already replayed from the store.
+    """
+
+    def __init__(self, *, max_events: int, max_bytes: int) -> None:
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        #: ``True`` once the producer chose a single JSON body for this response.
+        self.json = False
+        #: ``True`` once the bounds were exceeded and the queue was thrown away.
+        self.overflowed = False
+        self._items: deque[tuple[str | None, bytes]] = deque()
+        self._size = 0
+        self._closed = False
+        self._wakeup = trio.Event()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, chunk: bytes, event_id: str | None = None, *, whole: bool = False) -> bool:
+        """Queue ``chunk``; ``False`` when the outbox is closed or just overflowed.
+
+        ``whole`` skips the bounds: for the single body of a JSON response, which is
+        one message the session already holds in memory.
+        """
+        if self._closed:
+            return False
+        over = len(self._items) >= self.max_events or self._size + len(chunk) > self.max_bytes
+        if over and not whole:
+            self.overflowed = True
+            self.abort()
+            return False
+        self._items.append((event_id, chunk))
+        self._size += len(chunk)
+        self._wakeup.set()
+        return True
+
+    def close(self) -> None:
+        """No more items: the response ends once the queued ones are written."""
+        self._closed = True
+        self._wakeup.set()
+
+    def abort(self) -> None:
+        """Close and drop what is queued (the stream overflowed or the session ended)."""
+        self._items.clear()
+        self._size = 0
+        self.close()
+
+    async def get(self) -> tuple[str | None, bytes] | None:
+        """The next item, or ``None`` once the outbox is closed and empty."""
+        while not self._items:
+            if self._closed:
+                return None
+            self._wakeup = trio.Event()
+            await self._wakeup.wait()
+        item = self._items.popleft()
+        self._size -= len(item[1])
+        return item

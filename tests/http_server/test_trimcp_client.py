@@ -1,0 +1,40 @@
+"""trimcp's own Streamable HTTP client against serve_http (both ends of the transport)."""
+
+from __future__ import annotations
+
+import trio
+
+import trimcp
+from trimcp.protocol import CreateMessageResult, TextContent
+
+from ._fixture import make_server
+
+
+async def test_trimcp_client_against_serve_http() -> None:
+    server = make_server()
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    async def sampling(ctx: object, params: trimcp.CreateMessageParams) -> CreateMessageResult:
+        return CreateMessageResult(role="assistant", content=TextContent(text="yes"), model="m")
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(
+                lambda task_status: trimcp.serve_http(server, port=0, task_status=task_status)
+            )
+            transport = trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp")
+            async with trimcp.open_client(transport, sampling=sampling) as client:
+                echo = await client.call_tool("echo", {"text": "hi"})
+                assert echo.content[0].text == "hi"  # type: ignore[union-attr]
+                chatty = await client.call_tool("chatty", {"count": 2}, on_progress=on_progress)
+                assert chatty.content[0].text == "done"  # type: ignore[union-attr]
+                ask = await client.call_tool("ask", {"prompt": "q"})
+                assert ask.content[0].text == "model said: yes"  # type: ignore[union-attr]
+                server.test_state["release"].set()  # the tool still closes its stream first
+                result = await client.call_tool("poll", {})
+                assert result.content[0].text == "closed=True"  # type: ignore[union-attr]
+            assert progress == [0, 1]
+            nursery.cancel_scope.cancel()
