@@ -79,8 +79,9 @@ def test_module_size_budget(path: Path) -> None:
 
 def test_implementation_modules_are_private() -> None:
     public = [
-        p for p in _modules() if p.name != "__init__.py" and p.name != "__main__.py"
-        and not p.name.startswith("_")
+        p
+        for p in _modules()
+        if p.name != "__init__.py" and p.name != "__main__.py" and not p.name.startswith("_")
     ]
     assert not public, f"implementation modules must start with _: {public}"
 

@@ -66,8 +66,13 @@ from trimcp.server import CapabilityError as CapabilityError
 from trimcp.server import Server as Server
 from trimcp.server import ToolContext as ToolContext
 from trimcp.server import ToolError as ToolError
+from trimcp.server import asgi_app as asgi_app
+from trimcp.server import close_sse_stream as close_sse_stream
+from trimcp.server import serve_http as serve_http
 from trimcp.server import serve_stdio as serve_stdio
 from trimcp.transports import stdio_command as stdio_command
+from trimcp.transports import streamable_http as streamable_http
+from trimcp.transports.http import HttpServerLimits as HttpServerLimits
 
 __version__ = "0.1.0"
 
@@ -86,6 +91,7 @@ __all__ = [
     "ElicitResult",
     "EmbeddedResource",
     "HandlerContext",
+    "HttpServerLimits",
     "ImageContent",
     "McpError",
     "Middlewares",
@@ -102,8 +108,12 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "__version__",
+    "asgi_app",
+    "close_sse_stream",
     "detach_for_background",
     "open_client",
+    "serve_http",
     "serve_stdio",
     "stdio_command",
+    "streamable_http",
 ]

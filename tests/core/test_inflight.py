@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 import trio
 
 from trimcp.dispatch import Registry

@@ -398,7 +398,7 @@ async def test_in_flight_flood_gets_503_once_the_session_stops_reading(
     import trimcp
 
     server = make_server()
-    server.limits = trimcp.SessionLimits(max_in_flight=1)
+    server.limits = trimcp.SessionLimits(max_in_flight=1, max_queued=1)
     limits = HttpServerLimits(inbound_queue=1, inbound_wait=5)
     async with running(server, limits=limits) as client:
         await client.initialize()
@@ -406,7 +406,9 @@ async def test_in_flight_flood_gets_503_once_the_session_stops_reading(
             client.start(
                 "POST", rpc(10 + n, "tools/call", {"name": "wait_release"}), client.headers()
             )
-            for n in range(3)
+            # one running, one in the session's admission step, one in its queue, one in
+            # the session reader's hand, one in the transport's inbound queue
+            for n in range(5)
         ]
         await trio.testing.wait_all_tasks_blocked()
         busy = await client.post(rpc(20, "ping"))

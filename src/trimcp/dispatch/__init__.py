@@ -3,10 +3,12 @@
 This layer knows JSON-RPC messages and MCP errors but no transport and no lifecycle.
 """
 
+from ._errors import LOCAL_CONNECTION_CLOSED as LOCAL_CONNECTION_CLOSED
 from ._errors import ConnectionClosedError as ConnectionClosedError
 from ._errors import ContextClosedError as ContextClosedError
 from ._errors import McpError as McpError
 from ._errors import RequestTimeoutError as RequestTimeoutError
+from ._errors import connection_closed_error as connection_closed_error
 from ._middleware import CallNext as CallNext
 from ._middleware import Middleware as Middleware
 from ._middleware import Middlewares as Middlewares
@@ -24,6 +26,7 @@ from ._registry import RequestRoute as RequestRoute
 
 __all__ = [
     "DEFAULT_MAX_PENDING",
+    "LOCAL_CONNECTION_CLOSED",
     "CallNext",
     "ConnectionClosedError",
     "ContextClosedError",
@@ -39,5 +42,6 @@ __all__ = [
     "RequestHandler",
     "RequestRoute",
     "Terminal",
+    "connection_closed_error",
     "error_for_exception",
 ]

@@ -22,7 +22,30 @@ from trimcp.wire import (
     ErrorObject,
 )
 
-__all__ = ["ConnectionClosedError", "ContextClosedError", "McpError", "RequestTimeoutError"]
+__all__ = [
+    "LOCAL_CONNECTION_CLOSED",
+    "ConnectionClosedError",
+    "ContextClosedError",
+    "McpError",
+    "RequestTimeoutError",
+    "connection_closed_error",
+]
+
+
+class _LocalConnectionClosed:
+    def __repr__(self) -> str:
+        return "LOCAL_CONNECTION_CLOSED"
+
+
+#: ``data`` of an error answer that a *transport* made up locally to fail a call because
+#: the connection is gone. Only such answers become :class:`ConnectionClosedError`; a
+#: peer's own ``-32000`` (the generic server-error code) stays an :class:`McpError`.
+LOCAL_CONNECTION_CLOSED: Any = _LocalConnectionClosed()
+
+
+def connection_closed_error(message: str) -> ErrorObject:
+    """The error object a transport delivers to fail a call whose connection is gone."""
+    return ErrorObject(code=CONNECTION_CLOSED, message=message, data=LOCAL_CONNECTION_CLOSED)
 
 
 class McpError(Exception):
@@ -44,7 +67,7 @@ class McpError(Exception):
     @classmethod
     def from_error(cls, error: ErrorObject) -> McpError:
         """Build the exception for an error object received from the peer."""
-        if error.code == CONNECTION_CLOSED:
+        if error.code == CONNECTION_CLOSED and error.data is LOCAL_CONNECTION_CLOSED:
             return ConnectionClosedError(error.message)
         return cls(error.code, error.message, error.data)
 

@@ -103,7 +103,11 @@ class PendingTable:
     ) -> PendingCall:
         """Take a slot (waiting while the table is full) and a fresh id."""
         self._check_open()
-        await self._slots.acquire()
+        # No checkpoint when a slot is free: the caller's send that follows is one.
+        try:
+            self._slots.acquire_nowait()
+        except trio.WouldBlock:
+            await self._slots.acquire()
         try:
             self._check_open()
         except McpError:

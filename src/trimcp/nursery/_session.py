@@ -83,6 +83,10 @@ PROGRESS = "notifications/progress"
 _DEFAULT: Final = object()
 
 
+def _closed_reason(exc: BaseException) -> str:
+    return f"Connection closed: {exc}" if str(exc) else "Connection closed"
+
+
 @final
 class InFlight:
     """The table entry of one inbound request."""
@@ -191,7 +195,7 @@ class Session:
         try:
             await self._send_chain(Notification(method=method, params=params), related)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-            raise ConnectionClosedError() from exc
+            raise ConnectionClosedError(_closed_reason(exc)) from exc
 
     def notify_soon(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification from synchronous code, as a task of the session.
@@ -250,7 +254,7 @@ class Session:
                             Request(id=call.id, method=method, params=params), related
                         )
                     except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                        raise ConnectionClosedError() from exc
+                        raise ConnectionClosedError(_closed_reason(exc)) from exc
                     sent = True
                     return await call.wait()
             finally:
@@ -288,15 +292,22 @@ class Session:
 
     # ------------------------------------------------------------------ receiving
     async def _reader(self) -> None:
+        reason = "Connection closed"
         try:
             while True:
                 try:
                     message = await self.channel.receive()
-                except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
+                except trio.EndOfChannel:
+                    return
+                except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                    # Keep the transport's reason (a line over the limit, a reset ...):
+                    # it is what the waiting callers need to read.
+                    if str(exc):
+                        reason = f"Connection closed: {exc}"
                     return
                 await self._recv_chain(message, None)
         finally:
-            self._end(ConnectionClosedError())
+            self._end(ConnectionClosedError(reason))
 
     async def _dispatch(self, message: Message, _related: RequestId | None) -> None:
         if isinstance(message, Request):
@@ -339,7 +350,12 @@ class Session:
     async def _admit(self) -> None:
         """Start queued requests, in arrival order, as in-flight slots free up."""
         async for request, route, entry in self._admission_receive:
-            await self._in_flight_slots.acquire()
+            # A free slot is taken without a checkpoint: the receive above was one, and
+            # a second yield per request doubles the scheduler batches on the hot path.
+            try:
+                self._in_flight_slots.acquire_nowait()
+            except trio.WouldBlock:
+                await self._in_flight_slots.acquire()
             self._running += 1
             self._nursery.start_soon(self._run_request, request, route, entry)
 

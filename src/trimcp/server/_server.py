@@ -15,7 +15,7 @@ from typing import Any, TypeVar, final, overload
 
 import trio
 
-from trimcp.binding import unstructure
+from trimcp.binding import structure, unstructure
 from trimcp.dispatch import McpError, Middlewares, Registry, RequestHandler
 from trimcp.nursery import (
     HandlerContext,
@@ -55,9 +55,17 @@ logger = logging.getLogger("trimcp.server")
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
-def _guarded(method: str, handler: RequestHandler) -> RequestHandler:
+def _guarded(
+    method: str, handler: RequestHandler, params_type: type[Any] | None
+) -> RequestHandler:
+    """Check the lifecycle first, then structure the params: a request sent too early is
+    ``-32600 not initialized`` whatever its params look like."""
+
     async def run(ctx: HandlerContext, params: Any) -> Any:
         check_request(ctx.session, method)
+        if params_type is not None:
+            params = structure(params or {}, params_type)
+            ctx.params = params
         return await handler(ctx, params)
 
     return run
@@ -180,7 +188,7 @@ class Server:
             "logging/setLevel": (_set_level, SetLevelParams),
         }
         for method, (handler, params_type) in routes.items():
-            registry.add_request(method, _guarded(method, handler), params_type=params_type)
+            registry.add_request(method, _guarded(method, handler, params_type))
         registry.add_notification("notifications/initialized", _initialized)
         return registry
 

@@ -9,6 +9,8 @@ from ._stdio import open_stdio_channel as open_stdio_channel
 from ._stdio import stdio_command as stdio_command
 from ._stream import DEFAULT_RECEIVE_SIZE as DEFAULT_RECEIVE_SIZE
 from ._stream import StreamChannel as StreamChannel
+from .http import StreamableHttp as StreamableHttp
+from .http import streamable_http as streamable_http
 
 __all__ = [
     "DEFAULT_MEMORY_BUFFER",
@@ -17,7 +19,9 @@ __all__ = [
     "MemoryChannel",
     "StdioCommand",
     "StreamChannel",
+    "StreamableHttp",
     "memory_channel_pair",
     "open_stdio_channel",
     "stdio_command",
+    "streamable_http",
 ]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import final
@@ -59,8 +60,18 @@ async def open_stdio_channel(*, max_line: int = SERVER_MAX_LINE) -> AsyncIterato
     finally:
         with trio.CancelScope(shield=True):
             await channel.aclose()
+        # Text that print() left in sys.stdout's buffer was meant for descriptor 1 while
+        # it pointed at stderr; flushed after the restore it would land on stdout.
+        _flush_python_stdout()
         os.dup2(saved_stdout, 1)
         os.close(saved_stdout)
+
+
+def _flush_python_stdout() -> None:
+    stdout = sys.stdout
+    if stdout is not None:
+        with contextlib.suppress(OSError, ValueError):
+            stdout.flush()
 
 
 async def _shut_down(process: trio.Process) -> None:

@@ -4,7 +4,9 @@ Reading goes through the sans-IO :class:`trimcp.wire.Connection`. A line that do
 decode is answered here with the error the wire layer attached (``-32700``,
 ``-32600`` ...) and reading goes on; a fatal framing error (a line over the limit) is
 answered, then the channel breaks, because the stream cannot be resynchronised. Writes
-are serialised by a FIFO lock so that messages never interleave.
+are serialised by a FIFO lock so that messages never interleave. A write that finds the
+peer gone (``BrokenResourceError``) closes the input as well, so the session ends rather
+than reading on for a peer it can no longer answer.
 """
 
 from __future__ import annotations
@@ -64,7 +66,15 @@ class StreamChannel:
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
         data = self._connection.send(message)
         async with self._lock:
-            await self._send_stream.send_all(data)
+            try:
+                await self._send_stream.send_all(data)
+            except trio.BrokenResourceError:
+                # Output that cannot be written (the peer closed its read end, EPIPE)
+                # means a dead peer: end the input too, so the reader sees the end now
+                # instead of waiting for input from a peer that can no longer be answered.
+                self._broken = True
+                await self._receive_stream.aclose()
+                raise
 
     async def receive(self) -> Message:
         connection = self._connection

@@ -41,17 +41,15 @@ import contextlib
 import inspect
 import logging
 from collections import deque
-from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, final
 
 import h11
 import trio
 
+from trimcp.dispatch import connection_closed_error
 from trimcp.protocol import HANDSHAKE_VERSIONS
 from trimcp.wire import (
-    CONNECTION_CLOSED,
     INTERNAL_ERROR,
-    NO_DATA,
     ErrorObject,
     ErrorResponse,
     Message,
@@ -74,6 +72,7 @@ from ._client_conn import (
     content_type,
     header,
 )
+from ._client_errors import http_error, phrase, valid_session_id
 from ._client_hooks import HttpRequestInfo
 from ._client_modern import modern_headers
 from ._client_sse import SseReader
@@ -99,31 +98,6 @@ _RESERVED = {
     "transfer-encoding",
     "connection",
 }
-_MAX_SESSION_ID = 1024
-
-
-def _valid_session_id(value: str) -> bool:
-    return 0 < len(value) <= _MAX_SESSION_ID and all(0x21 <= ord(c) <= 0x7E for c in value)
-
-
-def _http_error(status: int, reason: str, body: bytes) -> ErrorObject:
-    """The error a caller gets for an HTTP error status (see the module doc)."""
-    data: Any = {"httpStatus": status}
-    try:
-        decoded = decode(body)
-    except RemoteProtocolError:
-        decoded = None
-    if isinstance(decoded, ErrorResponse):
-        error = decoded.error
-        return ErrorObject(
-            code=error.code,
-            message=f"HTTP {status}: {error.message}",
-            data=error.data if error.data is not NO_DATA else data,
-        )
-    text = body[:200].decode("utf-8", "replace").strip()
-    text = "".join(c for c in text if c.isprintable())
-    message = f"HTTP {status} {reason}".rstrip() + (f": {text}" if text else "")
-    return ErrorObject(code=INTERNAL_ERROR, message=message, data=data)
 
 
 @final
@@ -262,7 +236,7 @@ class HttpClientChannel:
         logger.warning("Streamable HTTP channel broken: %s", reason)
         self.failure = reason
         for request_id in list(self._outstanding):
-            error = ErrorObject(code=CONNECTION_CLOSED, message=reason)
+            error = connection_closed_error(reason)
             self._backlog.append(ErrorResponse(id=request_id, error=error))
         self._outstanding.clear()
         self._queue_in.close()
@@ -370,9 +344,9 @@ class HttpClientChannel:
                 body = await conn.read_body(_ERROR_BODY_LIMIT)
             except ResponseTooLarge:
                 body = b""
-            reason = response.reason.decode("latin-1", "replace") or _phrase(status)
+            reason = response.reason.decode("latin-1", "replace") or phrase(status)
             if request_id is not None:
-                await self.fail(request_id, _http_error(status, reason, body))
+                await self.fail(request_id, http_error(status, reason, body))
             else:
                 logger.warning("the server refused a %s with HTTP %d", _what(message), status)
             return None
@@ -417,7 +391,7 @@ class HttpClientChannel:
         value = header(response, b"mcp-session-id")
         if value is None:
             return
-        if _valid_session_id(value):
+        if valid_session_id(value):
             self.session_id = value
         else:
             logger.warning("ignoring an invalid Mcp-Session-Id from the server")
@@ -430,13 +404,6 @@ class HttpClientChannel:
             return  # the stateless era has no GET stream
         self._listening = True
         self._nursery.start_soon(self.sse.listen)
-
-
-def _phrase(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""
 
 
 def _what(message: Message) -> str:

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, final
 import h11
 import trio
 
+from trimcp.dispatch import connection_closed_error
 from trimcp.wire import (
-    CONNECTION_CLOSED,
     INTERNAL_ERROR,
     ErrorObject,
     RemoteProtocolError,
@@ -131,7 +131,10 @@ class SseReader:
         if decoder.last_event_id:
             return decoder
         message = f"the server ended the SSE stream of request {request_id!r} without an answer"
-        await self.channel.fail(request_id, ErrorObject(code=CONNECTION_CLOSED, message=message))
+        await self.channel.fail(
+            request_id,
+            connection_closed_error(message),
+        )
         return None
 
     # ------------------------------------------------------------------ GET
@@ -206,7 +209,10 @@ class SseReader:
             self.channel.break_channel(f"lost the connection to the server: {self.last_error}")
             return
         message = f"the SSE stream of request {request_id!r} was lost and could not be resumed"
-        await self.channel.fail(request_id, ErrorObject(code=CONNECTION_CLOSED, message=message))
+        await self.channel.fail(
+            request_id,
+            connection_closed_error(message),
+        )
 
     async def listen(self) -> None:
         """The standalone GET stream, for as long as the channel lives."""

@@ -1,0 +1,166 @@
+"""Argument parsing and the subcommands of ``trimcp``.
+
+Contract: logging goes to stderr only (stdout belongs to the protocol when serving
+stdio); a usage or target error prints one line to stderr and exits 2; ``serve`` over
+stdio exits 0 once stdin closes; ``serve --http`` exits 0 after SIGINT or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any, cast
+
+import trio
+
+from trimcp.server import Server, serve_stdio
+
+from ._loader import LoadError, load_server
+
+__all__ = ["build_parser", "main", "parse_host_port"]
+
+logger = logging.getLogger("trimcp.cli")
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def _version() -> str:
+    import trimcp
+
+    return trimcp.__version__
+
+
+def parse_host_port(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6, ``:PORT`` for 127.0.0.1) to a pair."""
+    host, sep, port_text = value.rpartition(":")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port in {value!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port out of range in {value!r}")
+    return host, port
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``trimcp`` parser; each subcommand sets ``func(args) -> exit status``."""
+    parser = argparse.ArgumentParser(
+        prog="trimcp", description="A Model Context Protocol engine on Trio."
+    )
+    parser.add_argument("--version", action="version", version=f"trimcp {_version()}")
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="log level for messages on stderr (default WARNING)",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+    serve = commands.add_parser(
+        "serve",
+        help="serve a trimcp.Server over stdio (or HTTP)",
+        description="Load the Server object NAME (default 'server') and serve it.",
+    )
+    serve.add_argument("target", metavar="TARGET", help="FILE.py[:NAME] or package.module[:NAME]")
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        type=parse_host_port,
+        help="serve Streamable HTTP on HOST:PORT instead of stdio",
+    )
+    serve.set_defaults(func=_cmd_serve)
+    return parser
+
+
+def _http_server() -> Callable[..., Any] | None:
+    """The Streamable HTTP ``serve_http`` when this installation provides one."""
+    for module_name in ("trimcp.server", "trimcp.transports.http"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        serve_http: object = getattr(module, "serve_http", None)
+        if callable(serve_http):
+            return cast("Callable[..., Any]", serve_http)
+    return None
+
+
+def _fail(message: str) -> int:
+    print(f"trimcp: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    serve_http = None
+    if args.http is not None:
+        serve_http = _http_server()
+        if serve_http is None:
+            return _fail("HTTP serving is not available yet")
+    try:
+        server = load_server(args.target)
+    except LoadError as exc:
+        return _fail(str(exc))
+    if serve_http is not None:
+        host, port = args.http
+        trio.run(_run_http, serve_http, server, host, port)
+    else:
+        logger.info("serving %s on stdio", server.info.name)
+        trio.run(serve_stdio, server)
+    return 0
+
+
+async def _run_http(serve_http: Callable[..., Any], server: Server, host: str, port: int) -> None:
+    """Serve until SIGINT or SIGTERM, then stop by cancellation (exit status 0).
+
+    The signals are taken over rather than left to raise ``KeyboardInterrupt``, which
+    would land in whichever task runs at that moment (an HTTP response half sent, say)
+    instead of unwinding the server in order.
+    """
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            bound = await nursery.start(partial(serve_http, server, host=host, port=port))
+            shown = f"[{host}]" if ":" in host else host
+            # On stderr whatever the log level: with port 0 this is how to learn the port.
+            print(
+                f"trimcp: serving {server.info.name} on http://{shown}:{bound}/mcp",
+                file=sys.stderr,
+                flush=True,
+            )
+            async for signum in signals:
+                logger.info("stopping on %s", signal.Signals(signum).name)
+                nursery.cancel_scope.cancel()
+                break
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``trimcp`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, args.log_level),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        status: int = args.func(args)
+    except BaseException as exc:
+        if _interrupted(exc):
+            return EXIT_INTERRUPTED
+        raise
+    return status
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """A Ctrl-C, alone or as the only kind of error in (nested) exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_interrupted(inner) for inner in exc.exceptions)
+    return isinstance(exc, KeyboardInterrupt)

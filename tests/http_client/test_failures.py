@@ -1,0 +1,225 @@
+"""Failures and who they reach: HTTP errors, 404 sessions, drops, cancellation, close."""
+
+from __future__ import annotations
+
+import itertools
+import socket
+
+import pytest
+import trio
+import trio.testing
+
+import trimcp
+from trimcp.transports.http import StreamableHttp
+from trimcp.wire import INTERNAL_ERROR, INVALID_PARAMS
+
+from ._fake import Exchange, FakeRequest, mcp_app, result, start_server
+
+WAIT = 60
+
+
+@pytest.fixture
+def clock() -> trio.testing.MockClock:
+    """Virtual time that jumps only after 20 ms of real idleness (real loopback I/O)."""
+    return trio.testing.MockClock(autojump_threshold=0.02)
+
+
+async def hold(request: FakeRequest, ex: Exchange) -> None:
+    """An SSE answer that never comes; keep-alive comments notice a client that left."""
+    await ex.start_sse()
+    while True:
+        await ex.raw(b":\n\n")
+        await trio.sleep(0.5)
+
+
+async def test_http_errors_fail_exactly_their_call(clock: trio.testing.MockClock) -> None:
+    async def call(request: FakeRequest, ex: Exchange) -> None:
+        name = request.message["params"]["name"]
+        if name == "boom":
+            await ex.respond(500, b"kaput", [("Content-Type", "text/plain")])
+        elif name == "bad":
+            error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32602, "message": "bad"}}
+            await ex.json(error, status=400)
+        elif name == "garbage":
+            await ex.json({"hello": "world"})
+        else:
+            await trio.sleep(1)
+            await ex.json(result(request, {"content": []}))
+
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app({"tools/call": call}))
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url, listen=False)
+            ) as client:
+                async with trio.open_nursery() as calls:
+                    slow: list[trimcp.CallToolResult] = []
+
+                    async def slow_call() -> None:
+                        slow.append(await client.call_tool("slow"))
+
+                    calls.start_soon(slow_call)
+                    with pytest.raises(trimcp.McpError) as boom:
+                        await client.call_tool("boom")
+                    with pytest.raises(trimcp.McpError) as bad:
+                        await client.call_tool("bad")
+                    with pytest.raises(trimcp.McpError) as garbage:
+                        await client.call_tool("garbage")
+                assert slow[0].content == []
+                await client.ping()
+        nursery.cancel_scope.cancel()
+    assert boom.value.code == INTERNAL_ERROR
+    assert boom.value.message == "HTTP 500 Internal Server Error: kaput"
+    assert boom.value.data == {"httpStatus": 500}
+    assert bad.value.code == INVALID_PARAMS
+    assert bad.value.message == "HTTP 400: bad"
+    assert bad.value.data == {"httpStatus": 400}
+    assert garbage.value.code == INTERNAL_ERROR
+
+
+async def test_404_ends_the_session_for_every_waiting_call(
+    clock: trio.testing.MockClock,
+) -> None:
+    async def call(request: FakeRequest, ex: Exchange) -> None:
+        if request.message["params"]["name"] == "hold":
+            await hold(request, ex)
+        await ex.respond(404)
+
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app({"tools/call": call}))
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url, listen=False)
+            ) as client:
+                failures: list[BaseException] = []
+
+                async def held() -> None:
+                    try:
+                        await client.call_tool("hold")
+                    except trimcp.ConnectionClosedError as exc:
+                        failures.append(exc)
+
+                async with trio.open_nursery() as calls:
+                    calls.start_soon(held)
+                    await trio.sleep(1)
+                    with pytest.raises(trimcp.ConnectionClosedError, match="HTTP 404"):
+                        await client.call_tool("gone")
+                assert len(failures) == 1
+                assert "new session" in str(failures[0])
+                assert client.session.channel.session_expired  # type: ignore[attr-defined]
+                with pytest.raises(trimcp.ConnectionClosedError):
+                    await client.ping()
+        nursery.cancel_scope.cancel()
+    assert server.of("DELETE") == []  # the session is already gone
+
+
+async def test_dropped_connection_fails_everything_waiting(
+    clock: trio.testing.MockClock,
+) -> None:
+    async def call(request: FakeRequest, ex: Exchange) -> None:
+        if request.message["params"]["name"] == "hold":
+            await hold(request, ex)
+        await ex.start_sse()
+        await trio.sleep(1)
+        await ex.abort()  # mid-stream, no event id: nothing to resume
+
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app({"tools/call": call}))
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url, listen=False)
+            ) as client:
+                failed_at: list[float] = []
+
+                async def one(name: str) -> None:
+                    with pytest.raises(trimcp.ConnectionClosedError, match="lost the connection"):
+                        await client.call_tool(name)
+                    failed_at.append(trio.current_time())
+
+                async with trio.open_nursery() as calls:
+                    calls.start_soon(one, "hold")
+                    calls.start_soon(one, "hold")
+                    calls.start_soon(one, "drop")
+                assert len(failed_at) == 3
+                assert max(failed_at) - min(failed_at) < 0.01  # all at once
+                with pytest.raises(trimcp.ConnectionClosedError):
+                    await client.ping()
+        nursery.cancel_scope.cancel()
+
+
+async def test_unreachable_server_fails_open_client(clock: trio.testing.MockClock) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again before use: nothing listens
+    with trio.fail_after(WAIT), pytest.raises(trimcp.ConnectionClosedError) as failed:
+        async with trimcp.open_client(trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp")):
+            pass
+    assert "cannot connect to 127.0.0.1" in str(failed.value.__cause__)
+
+
+async def test_delete_on_close_is_bounded_when_black_holed(
+    clock: trio.testing.MockClock,
+) -> None:
+    async def on_delete(request: FakeRequest, ex: Exchange) -> None:
+        await trio.sleep_forever()
+
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app(on_delete=on_delete))
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(trimcp.streamable_http(server.url, listen=False)):
+                pass
+            closed = trio.current_time()
+        nursery.cancel_scope.cancel()
+    (delete,) = server.of("DELETE")
+    assert delete.headers["mcp-session-id"] == "s-1"
+    assert 1.9 <= closed - delete.time <= 2.1
+
+
+async def test_close_from_a_cancelled_scope_still_deletes(clock: trio.testing.MockClock) -> None:
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app())
+        with trio.move_on_after(5):
+            async with trimcp.open_client(trimcp.streamable_http(server.url)):
+                await trio.sleep_forever()
+        await trio.sleep(1)
+        nursery.cancel_scope.cancel()
+    assert len(server.of("DELETE")) == 1
+
+
+async def test_cancelled_call_sends_cancel_and_drops_its_stream(
+    clock: trio.testing.MockClock,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app({"tools/call": hold}))
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url, listen=False)
+            ) as client:
+                with trio.move_on_after(2):
+                    await client.call_tool("hold")
+                await trio.sleep(2)
+                assert client.session.channel.pool.opened >= 2  # type: ignore[attr-defined]
+                await client.ping()
+        nursery.cancel_scope.cancel()
+    (call,) = server.of("POST", "tools/call")
+    (cancel,) = server.of("POST", "notifications/cancelled")
+    assert cancel.message["params"]["requestId"] == call.message["id"]
+    assert server.disconnects == 1  # the held stream was closed by the client
+
+
+async def test_pool_bound_makes_sends_wait(clock: trio.testing.MockClock) -> None:
+    async def call(request: FakeRequest, ex: Exchange) -> None:
+        await trio.sleep(3)
+        await ex.json(result(request, {"content": []}))
+
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app({"tools/call": call}))
+        transport = StreamableHttp(url=server.url, listen=False, max_connections=1)
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(transport) as client, trio.open_nursery() as calls:
+                for _ in range(3):
+                    calls.start_soon(client.call_tool, "slow")
+        nursery.cancel_scope.cancel()
+    times = [r.time for r in server.of("POST", "tools/call")]
+    assert [round(b - a) for a, b in itertools.pairwise(times)] == [3, 3]
+    assert {r.connection for r in server.requests} == {1}

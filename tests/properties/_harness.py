@@ -1,0 +1,197 @@
+"""A Trio run on a background thread, driven step by step from synchronous code.
+
+Hypothesis' ``RuleBasedStateMachine`` calls its rules synchronously, and the Trio plugin
+for it no longer works with current Hypothesis. :class:`TrioThread` bridges the two: one
+``trio.run`` per example lives in a daemon thread, and each rule hands it one coroutine
+with :meth:`TrioThread.call`, which blocks until the coroutine has finished.
+
+Time is a :class:`trio.testing.MockClock` that never moves by itself (rate 0, no
+autojump): timeouts fire only when a rule calls :meth:`TrioThread.jump`, so a model can
+predict them exactly. A step is still bounded in *wall-clock* time: when it does not
+finish within ``limit`` seconds the run is cancelled and the step fails as a hang,
+instead of freezing the test suite.
+
+:class:`RawPeer` is the far end of a message channel, driven by hand: every message the
+session sends lands in an unbounded buffer the model drains after each step, and
+:class:`RecordingChannel` keeps one timeline of what the session sent, into which
+handlers can write their own marks (to check orderings such as "the peer was told
+before the scope exited").
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import math
+import os
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import trio
+import trio.testing
+from hypothesis import HealthCheck, settings
+
+from trimcp.transports import MemoryChannel
+from trimcp.wire import Message, RequestId
+
+T = TypeVar("T")
+
+#: Wall-clock seconds one step may take before it is declared hung.
+STEP_LIMIT = 20.0
+
+CANCELLED = "notifications/cancelled"
+
+# The machines' settings: cheap by default (CI), longer with TRIMCP_PROPERTY_EXAMPLES=<n>.
+_EXAMPLES = int(os.environ.get("TRIMCP_PROPERTY_EXAMPLES", "0") or 0)
+settings.register_profile(
+    "session-machine-ci",
+    max_examples=40,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "session-machine-full",
+    max_examples=max(_EXAMPLES, 1),
+    stateful_step_count=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+MACHINE_SETTINGS = settings.get_profile(
+    "session-machine-full" if _EXAMPLES else "session-machine-ci"
+)
+
+
+class TrioThread:
+    """One Trio run in a daemon thread; :meth:`call` runs a coroutine function in it."""
+
+    def __init__(self) -> None:
+        self.clock = trio.testing.MockClock()
+        self._ready = threading.Event()
+        self._outstanding: set[concurrent.futures.Future[Any]] = set()
+        self._crash: BaseException | None = None
+        self.nursery: trio.Nursery
+        self._token: trio.lowlevel.TrioToken
+        self._stop: trio.Event
+        self._thread = threading.Thread(target=self._main, name="trio-machine", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(STEP_LIMIT):
+            raise AssertionError("the Trio thread did not start")
+
+    def _main(self) -> None:
+        try:
+            trio.run(self._root, clock=self.clock)
+        except BaseException as exc:
+            self._crash = exc
+        finally:
+            self._ready.set()
+            for future in list(self._outstanding):
+                if not future.done():
+                    future.set_exception(
+                        AssertionError(f"the Trio run ended during a step: {self._crash!r}")
+                    )
+
+    async def _root(self) -> None:
+        async with trio.open_nursery() as nursery:
+            self.nursery = nursery
+            self._token = trio.lowlevel.current_trio_token()
+            self._stop = trio.Event()
+            self._ready.set()
+            await self._stop.wait()
+            nursery.cancel_scope.cancel()
+
+    def call(self, fn: Callable[..., Awaitable[T]], *args: Any, limit: float = STEP_LIMIT) -> T:
+        """Run ``await fn(*args)`` in the Trio thread and return its result (or raise)."""
+        if self._crash is not None:
+            raise AssertionError(f"the Trio run has crashed: {self._crash!r}")
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._outstanding.add(future)
+
+        async def step() -> None:
+            try:
+                value = await fn(*args)
+            except Exception as exc:
+                future.set_exception(exc)
+            except BaseException as exc:
+                future.set_exception(exc)
+                raise
+            else:
+                future.set_result(value)
+
+        self._token.run_sync_soon(self.nursery.start_soon, step)
+        try:
+            return future.result(timeout=limit)
+        except concurrent.futures.TimeoutError:
+            self._token.run_sync_soon(self.nursery.cancel_scope.cancel)
+            raise AssertionError(f"step {fn.__name__} hung for {limit} s") from None
+        finally:
+            self._outstanding.discard(future)
+
+    def stop(self) -> None:
+        """End the run (cancelling whatever is left) and join the thread."""
+        if self._thread.is_alive():
+            with contextlib.suppress(trio.RunFinishedError):
+                self._token.run_sync_soon(self._stop.set)
+            self._thread.join(STEP_LIMIT)
+        assert not self._thread.is_alive(), "the Trio thread did not stop"
+        if self._crash is not None:
+            raise self._crash
+
+    def jump(self, seconds: float) -> None:
+        """Move virtual time forward (call from within a step, then settle)."""
+        self.clock.jump(seconds)
+
+
+class RecordingChannel:
+    """Wraps a channel; appends ``("sent", message)`` to ``timeline`` for every send."""
+
+    def __init__(self, inner: MemoryChannel, timeline: list[tuple[str, Any]]) -> None:
+        self.inner = inner
+        self.timeline = timeline
+
+    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+        self.timeline.append(("sent", message))
+        await self.inner.send(message, related=related)
+
+    async def receive(self) -> Message:
+        return await self.inner.receive()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def negotiated(self, protocol_version: str) -> None:
+        self.inner.negotiated(protocol_version)
+
+
+class RawPeer:
+    """The hand-driven far end of an unbounded memory pair."""
+
+    def __init__(self) -> None:
+        self._to_session, session_in = trio.open_memory_channel[Message](math.inf)
+        session_out, self._from_session = trio.open_memory_channel[Message](math.inf)
+        self.channel = MemoryChannel(session_out, session_in)
+        self.closed = False
+
+    def send(self, message: Message) -> None:
+        """Queue a message for the session (never blocks: the buffer is unbounded)."""
+        self._to_session.send_nowait(message)
+
+    def drain(self) -> list[Message]:
+        """Everything the session has sent so far and nobody took yet."""
+        out: list[Message] = []
+        while True:
+            try:
+                out.append(self._from_session.receive_nowait())
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                return out
+
+    def eof(self) -> None:
+        """Close the direction towards the session: it sees the end of its input."""
+        self.closed = True
+        self._to_session.close()
+
+
+async def settle() -> None:
+    """Let every task run until all are blocked."""
+    await trio.testing.wait_all_tasks_blocked()

@@ -1,0 +1,149 @@
+"""``trimcp serve`` as a real child process: the CLI, stdin EOF, EPIPE, stray output."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import trio
+
+import trimcp
+
+from ._child import FIXTURE, HERE, raw_child, serve_argv
+
+
+async def run_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    with trio.fail_after(10):
+        return await trio.run_process(
+            [sys.executable, "-m", "trimcp", *args],
+            stdin=subprocess.DEVNULL,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+
+
+async def test_version_and_bad_target_in_a_real_process() -> None:
+    import trimcp
+
+    done = await run_cli("--version")
+    assert done.returncode == 0
+    assert done.stdout.decode().strip() == f"trimcp {trimcp.__version__}"
+    done = await run_cli("serve", os.path.join(HERE, "missing.py"))
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert "no such file" in done.stderr.decode()
+
+
+async def test_serve_http_on_an_ephemeral_port() -> None:
+    """``--http 127.0.0.1:0`` prints the bound URL on stderr and serves the tools there."""
+    with trio.fail_after(15):
+        async with raw_child(
+            [sys.executable, "-m", "trimcp", "serve", "--http", "127.0.0.1:0", FIXTURE],
+            stdin=subprocess.DEVNULL,
+        ) as child:
+            line = await child.err.until(b"trimcp: serving stdio-fixture on http://")
+            url = line.decode().rsplit(" on ", 1)[1].strip()
+            assert url.startswith("http://127.0.0.1:")
+            assert url.endswith("/mcp")
+            async with trimcp.open_client(trimcp.transports.streamable_http(url)) as client:
+                result = await client.call_tool("echo", {"text": "over http"})
+                assert result.content[0] == trimcp.TextContent(text="over http")
+            child.process.send_signal(signal.SIGINT)
+            with trio.fail_after(5):
+                await child.process.wait()
+            errors = b"\n".join(await child.err.rest()).decode()
+            assert child.process.returncode == 0, errors
+            assert "Traceback" not in errors
+            assert await child.out.rest() == []
+
+
+async def test_module_target_serves() -> None:
+    """``package.module:NAME`` targets import normally (here with the file's folder on the path)."""
+    with trio.fail_after(10):
+        done = await trio.run_process(
+            [sys.executable, "-m", "trimcp", "serve", "fixture_server:server"],
+            stdin=subprocess.DEVNULL,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            cwd=HERE,
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == b""
+
+
+async def test_stdin_eof_cancels_in_flight_and_exits_0() -> None:
+    """B23: stdin closes with a handler in flight: it is cancelled, exit 0 within 2 s."""
+    with trio.fail_after(10):
+        async with raw_child(serve_argv()) as child:
+            await child.initialize()
+            await child.call(1, "hang", {})
+            await child.err.until(b"MARK hang started 1")
+            await child.close_stdin()
+            with trio.fail_after(2):
+                await child.process.wait()
+                errors = await child.err.rest()
+            assert child.process.returncode == 0
+            assert b"MARK hang cancelled 1" in errors
+            # A cancelled request gets no response.
+            assert all(json.loads(line).get("id") != 1 for line in await child.out.rest())
+
+
+async def test_stdin_devnull_exits_0_at_once() -> None:
+    """B23: a server whose stdin is /dev/null sees EOF at once and exits 0."""
+    with trio.fail_after(10):
+        async with raw_child(serve_argv(), stdin=subprocess.DEVNULL) as child:
+            with trio.fail_after(2):
+                await child.process.wait()
+            assert child.process.returncode == 0
+            assert await child.out.rest() == []
+
+
+async def test_stdout_epipe_ends_the_server() -> None:
+    """B24: the reader of stdout goes away; the next send fails, the server exits once."""
+    with trio.fail_after(10):
+        async with raw_child(serve_argv()) as child:
+            await child.initialize()
+            await child.call(1, "chatter", {})
+            await child.err.until(b"MARK chatter started")
+            assert child.process.stdout is not None
+            await child.process.stdout.aclose()
+            with trio.fail_after(3):
+                await child.process.wait()
+                errors = b"\n".join(await child.err.rest())
+            assert child.process.returncode == 0, errors.decode()
+            assert b"MARK chatter ended" in errors
+            # No crash loop: at most one logged traceback, and little output overall.
+            assert errors.count(b"Traceback") <= 1
+            assert len(errors) < 20_000
+
+
+async def test_stray_stdout_writes_go_to_stderr() -> None:
+    """``print()``, raw writes to fd 1 and child processes never corrupt the protocol.
+
+    Python's stdout is block-buffered here (no ``PYTHONUNBUFFERED``), so a ``print`` is
+    still in its buffer when the session ends; it must be flushed to stderr, not later
+    to the restored stdout.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    with trio.fail_after(10):
+        async with raw_child(serve_argv(), env=env) as child:
+            await child.initialize()
+            await child.call(1, "noisy", {"text": "hi"})
+            response = await child.response(1)
+            assert response["result"]["content"] == [{"type": "text", "text": "hi"}]
+            await child.close_stdin()
+            lines = await child.out.rest()
+            await child.process.wait()
+            errors = b"\n".join(await child.err.rest())
+        assert child.process.returncode == 0
+        for line in lines:
+            json.loads(line)  # every stdout line is a protocol message
+        assert b"stray" not in b"".join(lines)
+        assert b"stray os.write" in errors
+        assert b"stray child output" in errors
+        assert b"stray print: hi" in errors
