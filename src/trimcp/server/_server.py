@@ -55,9 +55,7 @@ logger = logging.getLogger("trimcp.server")
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
-def _guarded(
-    method: str, handler: RequestHandler, params_type: type[Any] | None
-) -> RequestHandler:
+def _guarded(method: str, handler: RequestHandler, params_type: type[Any] | None) -> RequestHandler:
     """Check the lifecycle first, then structure the params: a request sent too early is
     ``-32600 not initialized`` whatever its params look like."""
 
