@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
+import trio.testing
 
 import trimcp
 from trimcp.transports.http import HttpServerLimits
@@ -158,7 +159,8 @@ async def test_disconnect_at_every_byte_of_a_post_never_breaks_the_server() -> N
                 await _cut(port, call[:k])
             for k in range(0, len(INIT) + 150, 7):
                 await _cut(port, post(INIT)[:k])
-            await trio.sleep(0.2)
+            # let the server finish with every cut connection before counting
+            await trio.testing.wait_all_tasks_blocked(cushion=0.05)
         # Every cut initialize that was complete made a session; nothing else did,
         # and the first session is still served.
         full = post(INIT)
@@ -190,7 +192,8 @@ async def test_disconnect_mid_request_is_not_cancellation() -> None:
         with trio.fail_after(5):
             await server.test_state["slow_started"].wait()
         await stream.aclose()  # the client goes away mid-request
-        await trio.sleep(0.2)
+        # the server sees the EOF and must keep the request running
+        await trio.testing.wait_all_tasks_blocked(cushion=0.05)
         assert not server.test_state["slow_done"].is_set()  # still running
         server.test_state["release"].set()
         with trio.fail_after(5):
