@@ -1,0 +1,79 @@
+"""One implementation in its own process, measuring on command.
+
+``python -m benchmarks.worker IMPL`` prints one JSON line describing itself (or why it
+is unavailable), then reads commands, one JSON object a line, from stdin::
+
+    {"metric": "throughput", "transport": "memory", "workload": {...}, "params": {...}}
+
+and answers each with one JSON line: ``{"ok": true, "sample": {...}}`` or
+``{"ok": false, "error": "..."}``. Each command runs in a fresh event loop with a fresh
+client/server pair. The protocol uses a private copy of stdout; anything the libraries
+print goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import IO, Any
+
+from benchmarks import impls
+from benchmarks.core import Implementation, Workload
+from benchmarks.metrics import METRICS
+
+
+def _protocol_stream() -> IO[str]:
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def _execute(impl: Implementation, command: dict[str, Any]) -> dict[str, Any]:
+    metric = METRICS[command["metric"]]
+    make_driver = impl.drivers.get(command["transport"])
+    if make_driver is None:
+        return {"ok": False, "error": f"{impl.name} has no {command['transport']} driver"}
+    workload = Workload(**command.get("workload", {}))
+    driver = make_driver()
+
+    async def main() -> dict[str, Any]:
+        return await metric(impl, driver, workload, command["params"])
+
+    return {"ok": True, "sample": impl.runtime.run(main)}
+
+
+def main(argv: list[str]) -> int:
+    out = _protocol_stream()
+    try:
+        impl = impls.load(argv[0])
+    except Exception as exc:
+        out.write(json.dumps({"available": False, "reason": f"{type(exc).__name__}: {exc}"}))
+        out.write("\n")
+        return 0
+    hello = {
+        "available": True,
+        "name": impl.name,
+        "description": impl.description,
+        "runtime": impl.runtime.name,
+        "transports": sorted(impl.drivers),
+        "versions": dict(impl.versions),
+        "python": sys.version.split()[0],
+    }
+    out.write(json.dumps(hello) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            answer = _execute(impl, json.loads(line))
+        except BaseException as exc:  # report, keep serving
+            traceback.print_exc()
+            answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        out.write(json.dumps(answer) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
