@@ -38,8 +38,9 @@ def asgi_app(server: Server, **options: Any) -> StreamableHttpApp:
 
     ``options`` are those of :class:`~trimcp.transports.http.StreamableHttpApp`
     (``path``, ``limits``, ``host_policy``, ``stateless``, ``event_store``,
-    ``standalone_get``). The app runs its sessions under ASGI lifespan, or in the
-    nursery of whoever calls ``await app.run()``.
+    ``standalone_get``, and ``legacy_sse``/``sse_path``/``messages_path`` for the
+    2024-11-05 HTTP+SSE transport, on by default at ``/sse``). The app runs its
+    sessions under ASGI lifespan, or in the nursery of whoever calls ``await app.run()``.
     """
     options.setdefault("supported_versions", server.supported_versions)
     return StreamableHttpApp(server.serve_channel, **options)
@@ -53,7 +54,7 @@ async def serve_http(
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     **options: Any,
 ) -> None:
-    """Serve ``server`` on ``http://host:port/mcp`` until cancelled.
+    """Serve ``server`` on ``http://host:port/mcp`` (and HTTP+SSE on ``/sse``) until cancelled.
 
     ``task_status.started()`` reports the bound port (useful with ``port=0``). The
     DNS-rebinding guard is on; bound to loopback it checks ``Host`` and ``Origin``

@@ -11,6 +11,7 @@ from ._event_store import MemoryEventStore as MemoryEventStore
 from ._event_store import Replay as Replay
 from ._guards import HostPolicy as HostPolicy
 from ._guards import is_loopback as is_loopback
+from ._legacy_sse_channel import LegacySseChannel as LegacySseChannel
 from ._server_limits import HttpServerLimits as HttpServerLimits
 from ._sessions import HttpSessionChannel as HttpSessionChannel
 
@@ -22,6 +23,7 @@ __all__ = [
     "HttpRequestInfo",
     "HttpServerLimits",
     "HttpSessionChannel",
+    "LegacySseChannel",
     "MemoryEventStore",
     "Replay",
     "StreamableHttp",

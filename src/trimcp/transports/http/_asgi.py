@@ -3,10 +3,12 @@ Trio-based ASGI server).
 
 One endpoint (``path``, default ``/mcp``): ``POST`` carries one JSON-RPC message (a
 batch only in 2025-03-26 sessions), ``GET`` opens the standalone SSE stream or resumes
-one (``Last-Event-ID``), ``DELETE`` ends the session. The guards of :mod:`._guards` run
-before any body is read; every refusal is a JSON-RPC error body with the right HTTP
-status. What happens to messages once they are in a session is :mod:`._sessions`'s
-business, and the lifetime of sessions :mod:`._sessions_manager`'s.
+one (``Last-Event-ID``), ``DELETE`` ends the session. With ``legacy_sse`` (the
+default) the 2024-11-05 HTTP+SSE endpoints are served too (:mod:`._legacy_sse`). The
+guards of :mod:`._guards` run before any body is read; every refusal is a JSON-RPC
+error body with the right HTTP status. What happens to messages once they are in a
+session is :mod:`._sessions`'s business, and the lifetime of sessions
+:mod:`._sessions_manager`'s.
 
 The app needs its session manager running: ASGI lifespan starts it, or the embedding
 code runs :meth:`StreamableHttpApp.run` in a nursery of its own (``serve_http`` does).
@@ -62,6 +64,7 @@ from ._guards import (
     check_session_id,
     is_json_content_type,
 )
+from ._legacy_sse import LegacySseEndpoint
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
 from ._sessions_manager import ServeSession, SessionManager
@@ -90,6 +93,9 @@ class StreamableHttpApp:
       event_store: a factory of one :class:`EventStore` per session, or ``None`` to
         make streams not resumable (default: a bounded :class:`MemoryEventStore`).
       standalone_get: ``False`` answers every GET with 405.
+      legacy_sse: also serve the 2024-11-05 HTTP+SSE transport for old clients
+        (:mod:`._legacy_sse`), at ``sse_path`` and ``messages_path``; never when
+        ``stateless``.
     """
 
     def __init__(
@@ -103,6 +109,9 @@ class StreamableHttpApp:
         stateless: bool = False,
         event_store: Callable[[], EventStore] | None = _DEFAULT_STORE,
         standalone_get: bool = True,
+        legacy_sse: bool = True,
+        sse_path: str = "/sse",
+        messages_path: str = "/messages",
     ) -> None:
         self.path = path
         self.limits = limits or HttpServerLimits()
@@ -113,6 +122,15 @@ class StreamableHttpApp:
         if event_store is _DEFAULT_STORE:
             event_store = None if stateless else self._memory_store
         self.manager = SessionManager(serve_session, self.limits, event_store)
+        self.legacy: LegacySseEndpoint | None = None
+        if legacy_sse and not stateless:
+            self.legacy = LegacySseEndpoint(
+                self.manager,
+                self.limits,
+                self.host_policy,
+                sse_path=sse_path,
+                messages_path=messages_path,
+            )
 
     def _memory_store(self) -> EventStore:
         return MemoryEventStore(
@@ -159,7 +177,10 @@ class StreamableHttpApp:
     async def _route(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
         check_framing(headers, self.limits.max_header_bytes)
         if scope.get("path") != self.path:
-            raise HttpError(404, "Not Found", code=SERVER_ERROR)
+            if self.legacy is None or not self.legacy.serves(scope.get("path")):
+                raise HttpError(404, "Not Found", code=SERVER_ERROR)
+            await self.legacy.handle(scope, receive, send, headers)
+            return
         check_host_and_origin(self.host_policy, dict(scope), headers)
         method = scope.get("method")
         if method == "POST":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import final
+from typing import Protocol, final
 
 import trio
 
@@ -24,11 +24,20 @@ from ._guards import SERVER_ERROR, HttpError
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
 
-__all__ = ["ServeSession", "SessionManager", "new_session_id"]
+__all__ = ["ManagedChannel", "ServeSession", "SessionManager", "new_session_id"]
 
 logger = logging.getLogger("trimcp.http.server")
 
 ServeSession = Callable[[MessageChannel], Awaitable[object]]
+
+
+class ManagedChannel(MessageChannel, Protocol):
+    """What the manager needs of a session's channel beyond :class:`MessageChannel`."""
+
+    session_id: str | None
+    on_close: Callable[[], None] | None
+
+    def close(self) -> None: ...
 
 
 def new_session_id() -> str:
@@ -50,7 +59,7 @@ class SessionManager:
         self.limits = limits
         self.store_factory = store_factory
         self._sessions: dict[str, HttpSessionChannel] = {}
-        self._scopes: dict[HttpSessionChannel, trio.CancelScope] = {}
+        self._scopes: dict[ManagedChannel, trio.CancelScope] = {}
         self._nursery: trio.Nursery | None = None
         #: Sessions ended by the idle reaper (a counter for tests and metrics).
         self.reaped = 0
@@ -83,6 +92,26 @@ class SessionManager:
 
     def create(self, *, stateless: bool = False) -> HttpSessionChannel:
         """Start a new session; 503 when the table is full or the server is not running."""
+        self._check_room()
+        session_id = None if stateless else new_session_id()
+        store = self.store_factory() if self.store_factory is not None else None
+        channel = HttpSessionChannel(session_id, self.limits, store)
+        if session_id is not None:
+            self._sessions[session_id] = channel
+        self._spawn(channel)
+        return channel
+
+    def adopt(self, channel: ManagedChannel) -> None:
+        """Serve a session of another transport (legacy HTTP+SSE) beside these.
+
+        It counts towards ``max_sessions`` and ends with the manager, but its id is not
+        in the table :meth:`get` reads, and the idle reaper leaves it alone (it lives as
+        long as its own stream). 503 as for :meth:`create`.
+        """
+        self._check_room()
+        self._spawn(channel)
+
+    def _check_room(self) -> None:
         if self._nursery is None:
             raise HttpError(
                 503, "Service Unavailable: the server is not running", code=SERVER_ERROR
@@ -94,28 +123,25 @@ class SessionManager:
                 code=SERVER_ERROR,
                 headers=[(b"retry-after", str(self.limits.retry_after).encode())],
             )
-        session_id = None if stateless else new_session_id()
-        store = self.store_factory() if self.store_factory is not None else None
-        channel = HttpSessionChannel(session_id, self.limits, store)
+
+    def _spawn(self, channel: ManagedChannel) -> None:
+        assert self._nursery is not None
         scope = trio.CancelScope()
         self._scopes[channel] = scope
-        if session_id is not None:
-            self._sessions[session_id] = channel
         channel.on_close = scope.cancel
         self._nursery.start_soon(self._serve, channel, scope)
-        return channel
 
-    def terminate(self, channel: HttpSessionChannel) -> None:
+    def terminate(self, channel: ManagedChannel) -> None:
         """End the session now: its tasks are cancelled and its id is forgotten."""
         channel.close()
         self._forget(channel)
 
-    def _forget(self, channel: HttpSessionChannel) -> None:
+    def _forget(self, channel: ManagedChannel) -> None:
         self._scopes.pop(channel, None)
-        if channel.session_id is not None:
-            self._sessions.pop(channel.session_id, None)
+        if channel.session_id is not None and self._sessions.get(channel.session_id) is channel:
+            del self._sessions[channel.session_id]
 
-    async def _serve(self, channel: HttpSessionChannel, scope: trio.CancelScope) -> None:
+    async def _serve(self, channel: ManagedChannel, scope: trio.CancelScope) -> None:
         try:
             with scope:
                 await self.serve_session(channel)
