@@ -3,13 +3,16 @@
 Run it with ``trimcp serve examples/conformance/server.py --http 127.0.0.1:PORT`` (or
 ``python examples/conformance/server.py PORT``), then point the harness at
 ``http://127.0.0.1:PORT/mcp``. It exposes the tools the harness's server scenarios call
-(resources, prompts and completion are not part of trimcp yet).
+and the resources, prompts and completion they read.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 import trio
 
@@ -219,6 +222,83 @@ async def test_reconnection(ctx: trimcp.ToolContext) -> str:
     await trio.sleep(0.2)
     await ctx.log("info", "After reconnect")
     return "Reconnection test completed successfully"
+
+
+# ---------------------------------------------------------------------- resources
+
+
+@server.resource("test://static-text", name="Static Text Resource", mime_type="text/plain")
+async def static_text() -> str:
+    """A static text resource."""
+    return "This is the content of the static text resource."
+
+
+@server.resource("test://static-binary", name="Static Binary Resource", mime_type="image/png")
+async def static_binary() -> bytes:
+    """A static binary resource (a 1x1 PNG)."""
+    return base64.b64decode(PNG)
+
+
+@server.resource_template(
+    "test://template/{id}/data", name="Resource Template", mime_type="application/json"
+)
+async def template_data(id: str) -> str:
+    """JSON data for any id."""
+    return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+
+@server.resource("test://watched-resource", name="Watched Resource", mime_type="text/plain")
+async def watched_resource() -> str:
+    """A resource clients may subscribe to."""
+    return "Watched resource content"
+
+
+# ---------------------------------------------------------------------- prompts
+
+
+@server.prompt()
+async def test_simple_prompt() -> str:
+    """A simple prompt without arguments."""
+    return "This is a simple prompt for testing."
+
+
+async def _complete_arg1(value: str, _context: Mapping[str, str]) -> list[str]:
+    return [word for word in ("test", "testValue1", "example") if word.startswith(value)]
+
+
+@server.prompt(complete={"arg1": _complete_arg1})
+async def test_prompt_with_arguments(
+    arg1: Annotated[str, "First test argument"],
+    arg2: Annotated[str, "Second test argument"],
+) -> str:
+    """A prompt with two required arguments."""
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@server.prompt()
+async def test_prompt_with_embedded_resource(
+    resourceUri: Annotated[str, "URI of the resource to embed"],
+) -> list[Any]:
+    """A prompt that embeds a resource."""
+    return [
+        trimcp.EmbeddedResource(
+            resource=trimcp.TextResourceContents(
+                uri=resourceUri,
+                mime_type="text/plain",
+                text="Embedded resource content for testing.",
+            )
+        ),
+        "Please process the embedded resource above.",
+    ]
+
+
+@server.prompt()
+async def test_prompt_with_image() -> list[Any]:
+    """A prompt with an image."""
+    return [
+        trimcp.ImageContent(data=PNG, mime_type="image/png"),
+        "Please analyze the image above.",
+    ]
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ from trimcp.protocol import (
     AudioContent as AudioContent,
 )
 from trimcp.protocol import (
+    BlobResourceContents as BlobResourceContents,
+)
+from trimcp.protocol import (
     CallToolResult as CallToolResult,
 )
 from trimcp.protocol import (
@@ -39,10 +42,31 @@ from trimcp.protocol import (
     EmbeddedResource as EmbeddedResource,
 )
 from trimcp.protocol import (
+    GetPromptResult as GetPromptResult,
+)
+from trimcp.protocol import (
     ImageContent as ImageContent,
 )
 from trimcp.protocol import (
+    PromptMessage as PromptMessage,
+)
+from trimcp.protocol import (
+    PromptReference as PromptReference,
+)
+from trimcp.protocol import (
+    ReadResourceResult as ReadResourceResult,
+)
+from trimcp.protocol import (
+    Resource as Resource,
+)
+from trimcp.protocol import (
     ResourceLink as ResourceLink,
+)
+from trimcp.protocol import (
+    ResourceTemplate as ResourceTemplate,
+)
+from trimcp.protocol import (
+    ResourceTemplateReference as ResourceTemplateReference,
 )
 from trimcp.protocol import (
     Root as Root,
@@ -80,6 +104,7 @@ __all__ = [
     "ArgumentsError",
     "AudioContent",
     "BackgroundContext",
+    "BlobResourceContents",
     "CallToolResult",
     "CapabilityError",
     "Client",
@@ -90,13 +115,20 @@ __all__ = [
     "ElicitParams",
     "ElicitResult",
     "EmbeddedResource",
+    "GetPromptResult",
     "HandlerContext",
     "HttpServerLimits",
     "ImageContent",
     "McpError",
     "Middlewares",
+    "PromptMessage",
+    "PromptReference",
+    "ReadResourceResult",
     "RequestTimeoutError",
+    "Resource",
     "ResourceLink",
+    "ResourceTemplate",
+    "ResourceTemplateReference",
     "Root",
     "SamplingMessage",
     "Server",

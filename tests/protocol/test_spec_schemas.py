@@ -68,6 +68,31 @@ TARGETS: dict[type, tuple[str, str | None]] = {
     p.ListRootsResult: ("ListRootsResult", None),
     p.LoggingMessageParams: ("LoggingMessageNotificationParams", "LoggingMessageNotification"),
     p.SetLevelParams: ("SetLevelRequestParams", "SetLevelRequest"),
+    p.Resource: ("Resource", None),
+    p.ResourceTemplate: ("ResourceTemplate", None),
+    p.ListResourcesResult: ("ListResourcesResult", None),
+    p.ListResourceTemplatesResult: ("ListResourceTemplatesResult", None),
+    p.ReadResourceParams: ("ReadResourceRequestParams", "ReadResourceRequest"),
+    p.ReadResourceResult: ("ReadResourceResult", None),
+    p.SubscribeParams: ("SubscribeRequestParams", "SubscribeRequest"),
+    p.ResourceUpdatedParams: (
+        "ResourceUpdatedNotificationParams",
+        "ResourceUpdatedNotification",
+    ),
+    p.Prompt: ("Prompt", None),
+    p.PromptArgument: ("PromptArgument", None),
+    p.PromptMessage: ("PromptMessage", None),
+    p.ListPromptsResult: ("ListPromptsResult", None),
+    p.GetPromptParams: ("GetPromptRequestParams", "GetPromptRequest"),
+    p.GetPromptResult: ("GetPromptResult", None),
+    p.PromptReference: ("PromptReference", None),
+    p.ResourceTemplateReference: ("ResourceTemplateReference", None),
+    p.CompleteParams: ("CompleteRequestParams", "CompleteRequest"),
+    p.CompleteResult: ("CompleteResult", None),
+    # Inline objects without definitions of their own; validated inside the two above.
+    p.Completion: ("-", None),
+    p.CompletionArgument: ("-", None),
+    p.CompletionContext: ("-", None),
 }
 
 # Shared by both eras and free of stateless-only requirements (resultType, params._meta).

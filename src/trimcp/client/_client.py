@@ -32,23 +32,38 @@ from trimcp.protocol import (
     LATEST_HANDSHAKE_VERSION,
     CallToolResult,
     ClientCapabilities,
+    CompleteResult,
+    Completion,
+    CompletionReference,
     CreateMessageParams,
     CreateMessageResult,
     ElicitationCapability,
     ElicitParams,
     ElicitResult,
+    Feature,
+    GetPromptResult,
     Implementation,
     InitializeResult,
+    ListPromptsResult,
     ListRootsResult,
     ListToolsResult,
     LoggingMessageParams,
+    Prompt,
     Root,
     RootsCapability,
     SamplingCapability,
     Tool,
+    supports,
 )
 from trimcp.transports import ClientTransport
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
+
+from ._resources import (
+    ResourceCalls,
+    ResourcesChangedHandler,
+    ResourceUpdatedHandler,
+    add_resource_handlers,
+)
 
 __all__ = [
     "Client",
@@ -69,7 +84,7 @@ MAX_PAGES = 10_000
 
 
 @final
-class Client:
+class Client(ResourceCalls):
     """A connected, initialized MCP client. Made by :func:`open_client`."""
 
     def __init__(self, session: Session) -> None:
@@ -154,6 +169,55 @@ class Client:
             "tools/call", params, timeout=timeout, on_progress=on_progress
         )
         return structure(raw, CallToolResult)
+
+    # -- prompts and completion -----------------------------------------------------
+    async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
+        """One page of prompts, starting at ``cursor``."""
+        self._require("prompts")
+        params = {"cursor": cursor} if cursor is not None else None
+        return structure(await self.session.request("prompts/list", params), ListPromptsResult)
+
+    async def list_all_prompts(self) -> list[Prompt]:
+        """Every prompt, following ``nextCursor`` across all pages."""
+        prompts: list[Prompt] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            page = await self.list_prompts(cursor)
+            prompts.extend(page.prompts)
+            if not page.next_cursor or page.next_cursor == cursor:
+                return prompts
+            cursor = page.next_cursor
+        raise McpError(INVALID_PARAMS, f"prompts/list returned more than {MAX_PAGES} pages")
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None
+    ) -> GetPromptResult:
+        """Render a prompt; an unknown prompt or a missing argument raises ``-32602``."""
+        self._require("prompts")
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        return structure(await self.session.request("prompts/get", params), GetPromptResult)
+
+    async def complete(
+        self,
+        ref: CompletionReference,
+        argument_name: str,
+        value: str,
+        context_arguments: dict[str, str] | None = None,
+    ) -> Completion:
+        """Ask for completions of ``argument_name`` of a prompt or resource template."""
+        if supports(self.protocol_version, Feature.COMPLETIONS):
+            # 2024-11-05 has the method but no capability announcing it.
+            self._require("completions")
+        params: dict[str, Any] = {
+            "ref": unstructure(ref),
+            "argument": {"name": argument_name, "value": value},
+        }
+        if context_arguments is not None:
+            params["context"] = {"arguments": context_arguments}
+        raw = await self.session.request("completion/complete", params)
+        return structure(raw, CompleteResult).completion
 
     async def set_logging_level(self, level: str) -> None:
         """Ask the server to send log messages at ``level`` and above."""
@@ -263,6 +327,8 @@ async def open_client(
     elicitation: ElicitationHandler | None = None,
     roots: RootsHandler | Sequence[Root] | None = None,
     on_log: LoggingHandler | None = None,
+    on_resource_updated: ResourceUpdatedHandler | None = None,
+    on_resources_list_changed: ResourcesChangedHandler | None = None,
     middlewares: Middlewares | None = None,
     limits: SessionLimits | None = None,
 ) -> AsyncIterator[Client]:
@@ -275,9 +341,12 @@ async def open_client(
       sampling / elicitation / roots: answer the server's reverse calls; each one given
         declares its capability.
       on_log: receives the server's ``notifications/message``.
+      on_resource_updated / on_resources_list_changed: receive the server's
+        ``notifications/resources/updated`` and ``.../list_changed``.
     """
     info = Implementation(name=name, version=version)
     registry = _client_registry(sampling, elicitation, roots, on_log)
+    add_resource_handlers(registry, on_resource_updated, on_resources_list_changed)
     capabilities = _capabilities(sampling, elicitation, roots)
     with unwrap_single():
         async with (

@@ -21,6 +21,15 @@ from ._common import Meta as Meta
 from ._common import ProgressToken as ProgressToken
 from ._common import RequestId as RequestId
 from ._common import Role as Role
+from ._completion import MAX_COMPLETION_VALUES as MAX_COMPLETION_VALUES
+from ._completion import CompleteParams as CompleteParams
+from ._completion import CompleteResult as CompleteResult
+from ._completion import Completion as Completion
+from ._completion import CompletionArgument as CompletionArgument
+from ._completion import CompletionContext as CompletionContext
+from ._completion import CompletionReference as CompletionReference
+from ._completion import PromptReference as PromptReference
+from ._completion import ResourceTemplateReference as ResourceTemplateReference
 from ._content import AudioContent as AudioContent
 from ._content import BlobResourceContents as BlobResourceContents
 from ._content import ContentBlock as ContentBlock
@@ -48,8 +57,22 @@ from ._methods import NotificationMethod as NotificationMethod
 from ._methods import method_available as method_available
 from ._notifications import CancelledNotificationParams as CancelledNotificationParams
 from ._notifications import ProgressNotificationParams as ProgressNotificationParams
+from ._prompts import GetPromptParams as GetPromptParams
+from ._prompts import GetPromptResult as GetPromptResult
+from ._prompts import ListPromptsResult as ListPromptsResult
+from ._prompts import Prompt as Prompt
+from ._prompts import PromptArgument as PromptArgument
+from ._prompts import PromptMessage as PromptMessage
 from ._requests import PaginatedParams as PaginatedParams
 from ._requests import TaskMetadata as TaskMetadata
+from ._resources import ListResourcesResult as ListResourcesResult
+from ._resources import ListResourceTemplatesResult as ListResourceTemplatesResult
+from ._resources import ReadResourceParams as ReadResourceParams
+from ._resources import ReadResourceResult as ReadResourceResult
+from ._resources import Resource as Resource
+from ._resources import ResourceTemplate as ResourceTemplate
+from ._resources import ResourceUpdatedParams as ResourceUpdatedParams
+from ._resources import SubscribeParams as SubscribeParams
 from ._revisions import ALL_VERSIONS as ALL_VERSIONS
 from ._revisions import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
 from ._revisions import LATEST_HANDSHAKE_VERSION as LATEST_HANDSHAKE_VERSION
@@ -86,6 +109,7 @@ __all__ = [
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
     "LATEST_VERSION",
+    "MAX_COMPLETION_VALUES",
     "STATELESS_VERSIONS",
     "WIRE_NAME",
     "Annotations",
@@ -95,6 +119,12 @@ __all__ = [
     "CallToolResult",
     "CancelledNotificationParams",
     "ClientCapabilities",
+    "CompleteParams",
+    "CompleteResult",
+    "Completion",
+    "CompletionArgument",
+    "CompletionContext",
+    "CompletionReference",
     "ContentBlock",
     "CreateMessageParams",
     "CreateMessageResult",
@@ -108,11 +138,16 @@ __all__ = [
     "EmbeddedResource",
     "Era",
     "Feature",
+    "GetPromptParams",
+    "GetPromptResult",
     "Icon",
     "ImageContent",
     "Implementation",
     "InitializeParams",
     "InitializeResult",
+    "ListPromptsResult",
+    "ListResourceTemplatesResult",
+    "ListResourcesResult",
     "ListRootsResult",
     "ListToolsResult",
     "LoggingLevel",
@@ -125,10 +160,20 @@ __all__ = [
     "PaginatedParams",
     "ProgressNotificationParams",
     "ProgressToken",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "PromptReference",
     "PromptsCapability",
+    "ReadResourceParams",
+    "ReadResourceResult",
     "RequestId",
+    "Resource",
     "ResourceContents",
     "ResourceLink",
+    "ResourceTemplate",
+    "ResourceTemplateReference",
+    "ResourceUpdatedParams",
     "ResourcesCapability",
     "Role",
     "Root",
@@ -138,6 +183,7 @@ __all__ = [
     "SamplingMessage",
     "ServerCapabilities",
     "SetLevelParams",
+    "SubscribeParams",
     "TaskMetadata",
     "TextContent",
     "TextResourceContents",

@@ -1,4 +1,5 @@
-"""The server: registration API, handshake-era lifecycle, tools, and stdio serving."""
+"""The server: registration API, handshake-era lifecycle, tools, prompts, completion, and
+serving."""
 
 from ._context import CapabilityError as CapabilityError
 from ._context import ToolContext as ToolContext
@@ -7,19 +8,25 @@ from ._http import close_sse_stream as close_sse_stream
 from ._http import serve_http as serve_http
 from ._lifecycle import Phase as Phase
 from ._pagination import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
+from ._prompts import CompletionProvider as CompletionProvider
 from ._server import InMemoryTransport as InMemoryTransport
 from ._server import Server as Server
 from ._stdio import serve_stdio as serve_stdio
 from ._tools import ToolError as ToolError
+from ._uri_template import UriTemplate as UriTemplate
+from ._uri_template import UriTemplateError as UriTemplateError
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "CapabilityError",
+    "CompletionProvider",
     "InMemoryTransport",
     "Phase",
     "Server",
     "ToolContext",
     "ToolError",
+    "UriTemplate",
+    "UriTemplateError",
     "asgi_app",
     "close_sse_stream",
     "serve_http",

@@ -28,11 +28,14 @@ from trimcp.nursery import (
 )
 from trimcp.protocol import (
     HANDSHAKE_VERSIONS,
+    CompleteParams,
     Feature,
+    GetPromptParams,
     Icon,
     Implementation,
     InitializeParams,
     InitializeResult,
+    PromptsCapability,
     ServerCapabilities,
     SetLevelParams,
     ToolAnnotations,
@@ -43,9 +46,13 @@ from trimcp.protocol import (
 from trimcp.transports import memory_channel_pair
 from trimcp.wire import METHOD_NOT_FOUND
 
+from ._completion import CompletionKind, CompletionRegistry
 from ._context import ToolContext
 from ._lifecycle import check_request
 from ._pagination import DEFAULT_PAGE_SIZE, paginate
+from ._prompts import CompletionProvider, PromptRegistry
+from ._resource_routes import ResourceRoutes
+from ._resources import ResourceRegistry
 from ._tools import ToolRegistry
 
 __all__ = ["Server"]
@@ -70,7 +77,7 @@ def _guarded(method: str, handler: RequestHandler, params_type: type[Any] | None
 
 
 @final
-class Server:
+class Server(ResourceRoutes):
     """An MCP server.
 
     Args:
@@ -82,6 +89,7 @@ class Server:
       page_size: items per page of every list.
       declare_tools: declare the ``tools`` capability even while no tool is registered
         (for servers that add tools at run time).
+      declare_resources: likewise for ``resources`` (see ``ResourceRoutes``).
 
     Example::
 
@@ -104,6 +112,8 @@ class Server:
         limits: SessionLimits | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
         declare_tools: bool = False,
+        declare_resources: bool = False,
+        declare_prompts: bool = False,
         supported_versions: tuple[str, ...] = HANDSHAKE_VERSIONS,
     ) -> None:
         self.info = Implementation(
@@ -116,6 +126,11 @@ class Server:
         self.declare_tools = declare_tools
         self.supported_versions = supported_versions
         self.tools = ToolRegistry(self._tools_changed)
+        self.declare_resources = declare_resources
+        self.resources = ResourceRegistry(self._resources_changed)
+        self.declare_prompts = declare_prompts
+        self.prompts = PromptRegistry(self._prompts_changed)
+        self.completions = CompletionRegistry(self.prompts)
         self._sessions: set[Session] = set()
         self._registry: Registry | None = None
 
@@ -153,18 +168,73 @@ class Server:
         """Unregister a tool; live sessions get ``notifications/tools/list_changed``."""
         self.tools.remove(name)
 
+    def prompt(
+        self,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        complete: dict[str, CompletionProvider] | None = None,
+    ) -> Callable[[F], F]:
+        """Register an ``async def`` as a prompt; its ``str`` parameters are the prompt's
+        arguments (see :mod:`trimcp.server._prompts`). ``complete`` maps argument names
+        to completion providers."""
+
+        def register(func: F) -> F:
+            self.prompts.add(
+                func, name=name, title=title, description=description, icons=icons,
+                meta=meta, complete=complete,
+            )  # fmt: skip
+            return func
+
+        return register
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt; live sessions get ``notifications/prompts/list_changed``."""
+        self.prompts.remove(name)
+
+    def completion(
+        self, kind: CompletionKind, ref: str, argument: str
+    ) -> Callable[[CompletionProvider], CompletionProvider]:
+        """Register ``async (value, context_arguments) -> list[str]`` as the completion
+        of ``argument`` of prompt ``ref`` (``kind="prompt"``) or of variable ``argument``
+        of URI template ``ref`` (``kind="resource"``)."""
+
+        def register(func: CompletionProvider) -> CompletionProvider:
+            self.completions.add(kind, ref, argument, func)
+            return func
+
+        return register
+
     def capabilities(self) -> ServerCapabilities:
         """The capabilities this server declares in ``initialize``."""
         tools = (
             ToolsCapability(list_changed=True) if (len(self.tools) or self.declare_tools) else None
         )
-        return ServerCapabilities(tools=tools, logging={})
+        has_prompts = bool(len(self.prompts) or self.declare_prompts)
+        prompts = PromptsCapability(list_changed=True) if has_prompts else None
+        completions: dict[str, Any] | None = {} if (has_prompts or len(self.completions)) else None
+        return ServerCapabilities(
+            tools=tools,
+            resources=self.resources_capability(),
+            logging={},
+            prompts=prompts,
+            completions=completions,
+        )
 
     def _tools_changed(self) -> None:
         for session in list(self._sessions):
             state = session.state
             if state.initialized and state.server_capabilities.tools is not None:
                 session.notify_soon("notifications/tools/list_changed")
+
+    def _prompts_changed(self) -> None:
+        for session in list(self._sessions):
+            state = session.state
+            if state.initialized and state.server_capabilities.prompts is not None:
+                session.notify_soon("notifications/prompts/list_changed")
 
     # ------------------------------------------------------------------ method table
     @property
@@ -183,6 +253,10 @@ class Server:
         routes: dict[str, tuple[RequestHandler, type[Any] | None]] = {
             "tools/list": (self._list_tools, None),
             "tools/call": (self._call_tool, None),
+            **self.resource_routes(),
+            "prompts/list": (self._list_prompts, None),
+            "prompts/get": (self._get_prompt, GetPromptParams),
+            "completion/complete": (self._complete, CompleteParams),
             "logging/setLevel": (_set_level, SetLevelParams),
         }
         for method, (handler, params_type) in routes.items():
@@ -233,6 +307,27 @@ class Server:
             # just as its tool listing has no outputSchema.
             result = {key: value for key, value in result.items() if key != "structuredContent"}
         return result
+
+    async def _list_prompts(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
+        if ctx.session.server_capabilities.prompts is None:
+            raise McpError(METHOD_NOT_FOUND, "Method not found: prompts/list")
+        cursor = params.get("cursor") if isinstance(params, dict) else None
+        page, next_cursor = paginate("prompts", self.prompts.ordered(), cursor, self.page_size)
+        version = ctx.session.protocol_version or HANDSHAKE_VERSIONS[-1]
+        result: dict[str, Any] = {"prompts": [prompt.to_wire(version) for prompt in page]}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    async def _get_prompt(self, ctx: HandlerContext, params: GetPromptParams) -> Any:
+        if ctx.session.server_capabilities.prompts is None:
+            raise McpError(METHOD_NOT_FOUND, "Method not found: prompts/get")
+        return await self.prompts.render(ToolContext(ctx), params.name, params.arguments or {})
+
+    async def _complete(self, ctx: HandlerContext, params: CompleteParams) -> dict[str, Any]:
+        if ctx.session.server_capabilities.completions is None:
+            raise McpError(METHOD_NOT_FOUND, "Method not found: completion/complete")
+        return await self.completions.complete(params, ctx.session.protocol_version)
 
     # ------------------------------------------------------------------ serving
     async def serve_channel(

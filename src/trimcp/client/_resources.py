@@ -1,0 +1,132 @@
+"""The resources half of :class:`~trimcp.client.Client`: typed ``resources/*`` calls.
+
+``Client`` inherits :class:`ResourceCalls`. Every call checks the server declared the
+``resources`` capability (else ``McpError(-32601)`` without a round trip), and
+subscribing also needs ``resources.subscribe``. :func:`add_resource_handlers` installs
+the ``on_resource_updated`` / ``on_resources_list_changed`` callbacks of
+``open_client`` on the client's method table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from trimcp.binding import structure
+from trimcp.dispatch import McpError, Registry
+from trimcp.nursery import Session
+from trimcp.protocol import (
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ResourceUpdatedParams,
+)
+from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
+
+__all__ = [
+    "ResourceCalls",
+    "ResourceUpdatedHandler",
+    "ResourcesChangedHandler",
+    "add_resource_handlers",
+]
+
+ResourceUpdatedHandler = Callable[[ResourceUpdatedParams], Awaitable[None]]
+ResourcesChangedHandler = Callable[[], Awaitable[None]]
+
+#: Pages the ``list_all_*`` calls follow before deciding the server's cursors loop.
+_MAX_PAGES = 10_000
+
+
+class ResourceCalls:
+    """Typed resource calls, mixed into ``Client``."""
+
+    session: Session
+
+    def _require_resources(self, *, subscribe: bool = False) -> None:
+        capability = self.session.state.server_capabilities.resources
+        if capability is None:
+            raise McpError(METHOD_NOT_FOUND, "the server does not support resources")
+        if subscribe and not capability.subscribe:
+            raise McpError(METHOD_NOT_FOUND, "the server does not support resource subscriptions")
+
+    async def _list(self, method: str, cursor: str | None) -> dict[str, Any]:
+        self._require_resources()
+        params = {"cursor": cursor} if cursor is not None else None
+        return await self.session.request(method, params)
+
+    async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
+        """One page of resources, starting at ``cursor``."""
+        return structure(await self._list("resources/list", cursor), ListResourcesResult)
+
+    async def list_all_resources(self) -> list[Resource]:
+        """Every resource, following ``nextCursor`` across all pages."""
+        found: list[Resource] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await self.list_resources(cursor)
+            found.extend(page.resources)
+            if not page.next_cursor or page.next_cursor == cursor:
+                return found
+            cursor = page.next_cursor
+        raise McpError(INVALID_PARAMS, f"resources/list returned more than {_MAX_PAGES} pages")
+
+    async def list_resource_templates(
+        self, cursor: str | None = None
+    ) -> ListResourceTemplatesResult:
+        """One page of resource templates, starting at ``cursor``."""
+        raw = await self._list("resources/templates/list", cursor)
+        return structure(raw, ListResourceTemplatesResult)
+
+    async def list_all_resource_templates(self) -> list[ResourceTemplate]:
+        """Every resource template, following ``nextCursor`` across all pages."""
+        found: list[ResourceTemplate] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await self.list_resource_templates(cursor)
+            found.extend(page.resource_templates)
+            if not page.next_cursor or page.next_cursor == cursor:
+                return found
+            cursor = page.next_cursor
+        raise McpError(
+            INVALID_PARAMS, f"resources/templates/list returned more than {_MAX_PAGES} pages"
+        )
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read ``uri``. A URI the server does not serve raises ``McpError`` (-32002)."""
+        self._require_resources()
+        raw = await self.session.request("resources/read", {"uri": uri})
+        return structure(raw, ReadResourceResult)
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Ask for ``notifications/resources/updated`` about ``uri``."""
+        self._require_resources(subscribe=True)
+        await self.session.request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """Stop the update notices about ``uri``."""
+        self._require_resources(subscribe=True)
+        await self.session.request("resources/unsubscribe", {"uri": uri})
+
+
+def add_resource_handlers(
+    registry: Registry,
+    on_resource_updated: ResourceUpdatedHandler | None,
+    on_resources_list_changed: ResourcesChangedHandler | None = None,
+) -> None:
+    """Route the server's resource notifications to the given callbacks."""
+    if on_resource_updated is not None:
+        updated = on_resource_updated
+
+        async def resource_updated(_session: Session, params: dict[str, Any] | None) -> None:
+            await updated(structure(params or {}, ResourceUpdatedParams))
+
+        registry.add_notification("notifications/resources/updated", resource_updated)
+    if on_resources_list_changed is not None:
+        changed = on_resources_list_changed
+
+        async def list_changed(_session: Session, _params: dict[str, Any] | None) -> None:
+            await changed()
+
+        registry.add_notification("notifications/resources/list_changed", list_changed)
