@@ -89,7 +89,7 @@ async def test_404_ends_the_session_for_every_waiting_call(
         server = await start_server(nursery, mcp_app({"tools/call": call}))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False, reinitialize=False)
             ) as client:
                 failures: list[BaseException] = []
 

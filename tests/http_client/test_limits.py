@@ -92,7 +92,9 @@ async def test_404_on_the_get_stream_expires_the_session(clock: trio.testing.Moc
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app({"tools/call": call}, on_get=on_get))
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(trimcp.streamable_http(server.url)) as client:
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url, reinitialize=False)
+            ) as client:
                 with pytest.raises(trimcp.ConnectionClosedError, match="HTTP 404"):
                     await client.call_tool("t")
         nursery.cancel_scope.cancel()

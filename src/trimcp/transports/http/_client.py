@@ -72,6 +72,13 @@ class StreamableHttp:
     (so the connection can be reused) before it is dropped."""
     close_timeout: float = 2.0
     """Deadline of the ``DELETE`` that ends the session on close."""
+    reinitialize: bool = True
+    """On 404 for the session, start a new one transparently (MCP spec, session
+    management): re-send the session's ``initialize``, then the request that got the 404
+    (once); calls in flight on the old session fail with an :class:`~trimcp.McpError`
+    saying it expired. ``False``: a 404 ends the channel (see ``_client_reinit``)."""
+    max_reinitializations: int = 3
+    """New sessions started per minute at most; past that a 404 ends the channel."""
 
     def __attrs_post_init__(self) -> None:
         parse_url(self.url)  # fail early on a bad URL
@@ -116,12 +123,16 @@ def streamable_http(
     max_message_size: int = 10 * 1024 * 1024,
     max_reconnects: int = 3,
     close_timeout: float = 2.0,
+    reinitialize: bool = True,
 ) -> StreamableHttp:
     """Describe a Streamable HTTP server at ``url``; pass it to ``open_client``.
 
-    More options are on :class:`StreamableHttp`. A 404 on the session ends the channel
-    (every waiting call fails with :class:`~trimcp.ConnectionClosedError` saying so); to
-    start a new session, open a new client.
+    More options are on :class:`StreamableHttp`. A 404 on the session starts a new one
+    transparently (at most ``max_reinitializations``, 3, per minute): the request that got
+    it is re-sent once, and calls in flight on the old session fail with an
+    :class:`~trimcp.McpError` saying it expired. With ``reinitialize=False``, or past the
+    bound, a 404 ends the channel (every waiting call fails with
+    :class:`~trimcp.ConnectionClosedError`); to go on, open a new client.
     """
     return StreamableHttp(
         url=url,
@@ -132,4 +143,5 @@ def streamable_http(
         max_message_size=max_message_size,
         max_reconnects=max_reconnects,
         close_timeout=close_timeout,
+        reinitialize=reinitialize,
     )

@@ -25,9 +25,12 @@ Failures, and who they reach:
   :class:`~trimcp.McpError` with the server's JSON-RPC error when the body holds one,
   otherwise ``HTTP <status> <reason>``, with ``data={"httpStatus": status}``. On a
   notification or response it is logged (there is nobody to tell).
-* ``404`` while a session is open means the server ended the session: every waiting call
-  fails at once with :class:`~trimcp.ConnectionClosedError` saying so, and the channel
-  ends. Open a new client to start a new session.
+* ``404`` while a session is open means the server ended the session. With
+  ``reinitialize`` (the default) the channel starts a new session by itself and re-sends
+  the request once; calls in flight on the old session fail with an
+  :class:`~trimcp.McpError` saying it expired (see ``_client_reinit``). Otherwise, or
+  past its bound, every waiting call fails at once with
+  :class:`~trimcp.ConnectionClosedError` saying so, and the channel ends.
 * A failure below HTTP (refused, reset, truncated, malformed) that resumption cannot cure
   breaks the transport: every waiting call fails at once, and the channel ends.
 
@@ -38,9 +41,10 @@ it is full, the stream readers wait.
 from __future__ import annotations
 
 import contextlib
-import inspect
+import enum
 import logging
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, final
 
 import h11
@@ -73,8 +77,9 @@ from ._client_conn import (
     header,
 )
 from ._client_errors import http_error, phrase, valid_session_id
-from ._client_hooks import HttpRequestInfo
+from ._client_hooks import HttpRequestInfo, extra_headers
 from ._client_modern import modern_headers
+from ._client_reinit import Renewal, session_expired_error
 from ._client_sse import SseReader
 
 if TYPE_CHECKING:
@@ -85,29 +90,26 @@ __all__ = ["HttpClientChannel"]
 logger = logging.getLogger("trimcp.http.client")
 
 _ERROR_BODY_LIMIT = 64 * 1024
-_RESERVED = {
-    "host",
-    "content-type",
-    "content-length",
-    "accept",
-    "mcp-session-id",
-    "mcp-protocol-version",
-    "last-event-id",
-    "mcp-method",
-    "mcp-name",
-    "transfer-encoding",
-    "connection",
-}
 
 
 @final
 class _Call:
-    """A request whose answer has not arrived; ``scope`` bounds the task reading for it."""
+    """A request whose answer has not arrived; ``scope`` bounds the task reading for it.
 
-    __slots__ = ("scope",)
+    ``session`` is the session id it was last sent with (``None`` once it got a 404).
+    """
+
+    __slots__ = ("scope", "session")
 
     def __init__(self) -> None:
         self.scope = trio.CancelScope()
+        self.session: str | None = None
+
+
+class _Bounce(enum.Enum):
+    """A POST answered 404 for its session: start a new one, then re-send."""
+
+    BOUNCED = "bounced"
 
 
 @final
@@ -142,6 +144,7 @@ class HttpClientChannel:
         self._backlog: deque[Message] = deque()
         self._closed = False
         self._listening = False
+        self._listen_scope: trio.CancelScope | None = None
         #: The session id the server issued, if any.
         self.session_id: str | None = None
         #: The negotiated revision (sent as ``MCP-Protocol-Version``).
@@ -151,6 +154,7 @@ class HttpClientChannel:
         #: True once the server answered 404 for the session.
         self.session_expired = False
         self.sse = SseReader(self)
+        self.renewal = Renewal(self)
 
     # ------------------------------------------------------------------ lifecycle
     def _start(self, nursery: trio.Nursery) -> None:
@@ -184,6 +188,7 @@ class HttpClientChannel:
         if self.failure is not None:
             raise trio.BrokenResourceError(self.failure)
         assert self._nursery is not None
+        self.renewal.remember(message)
         await self._nursery.start(self._post, message)
         if isinstance(message, Notification) and message.method == "notifications/cancelled":
             request_id = (message.params or {}).get("requestId")
@@ -243,13 +248,34 @@ class HttpClientChannel:
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
 
-    def expire(self) -> None:
-        """The server answered 404 for our session."""
+    def expire(self, session_id: str | None = None) -> None:
+        """The server answered 404 for our session, and no new one is started."""
         self.session_expired = True
         self.break_channel(
-            f"the server ended session {self.session_id} (HTTP 404); open a new client "
-            "to start a new session"
+            f"the server ended session {session_id or self.session_id} (HTTP 404); open a "
+            "new client to start a new session"
         )
+
+    def spawn(self, fn: Callable[..., Awaitable[object]], *args: object) -> None:
+        assert self._nursery is not None
+        self._nursery.start_soon(fn, *args)
+
+    async def forget_session(self, old: str) -> bool:
+        """Drop session ``old``: its GET stream, and its calls in flight fail as expired.
+
+        Returns whether the GET stream was open (to be reopened on the new session).
+        """
+        self.session_id = None
+        reopen = self._listening
+        self._listening = False
+        if self._listen_scope is not None:
+            self._listen_scope.cancel()
+            self._listen_scope = None
+        for request_id, call in list(self._outstanding.items()):
+            if call.session == old:
+                call.scope.cancel()
+                await self.fail(request_id, session_expired_error(old))
+        return reopen
 
     # ------------------------------------------------------------------ requests
     async def headers(
@@ -270,13 +296,8 @@ class HttpClientChannel:
                 out.append(("Mcp-Session-Id", self.session_id))
             if self.protocol_version is not None:
                 out.append(("MCP-Protocol-Version", self.protocol_version))
-        extra = self.config.headers
-        if callable(extra):
-            got = extra(HttpRequestInfo(method, self.config.url, message))
-            extra = await got if inspect.isawaitable(got) else got
-        if extra:
-            assert not callable(extra)
-            out.extend((k, v) for k, v in extra.items() if k.lower() not in _RESERVED)
+        info = HttpRequestInfo(method, self.config.url, message)
+        out.extend(await extra_headers(self.config.headers, info))
         return out
 
     async def _post(
@@ -290,7 +311,7 @@ class HttpClientChannel:
         status = _Started(task_status)
         try:
             with call.scope:
-                await self._exchange(message, status)
+                await self._exchange(message, status, call)
         except Exception as exc:
             if not status.done:
                 raise
@@ -301,7 +322,25 @@ class HttpClientChannel:
             if not status.done and request_id is not None:
                 self._outstanding.pop(request_id, None)
 
-    async def _exchange(self, message: Message, status: _Started) -> None:
+    async def _exchange(self, message: Message, status: _Started, call: _Call) -> None:
+        request_id = message.id if isinstance(message, Request) else None
+        for renewed in (False, True):
+            await self.renewal.settled()
+            sent = call.session = self.session_id
+            answer = await self._post_once(message, status, sent, bounce=not renewed)
+            if answer is _Bounce.BOUNCED:
+                assert sent is not None
+                call.session = None
+                if not await self.renewal.renew(sent) or request_id is None:
+                    return  # a notification or response belonged to the old session
+                continue
+            if answer is not None and request_id is not None:
+                await self.sse.resume(request_id, answer)
+            return
+
+    async def _post_once(
+        self, message: Message, status: _Started, sent: str | None, *, bounce: bool
+    ) -> SSEDecoder | _Bounce | None:
         body = encode(message)
         base = (
             ("Content-Type", "application/json"),
@@ -314,7 +353,7 @@ class HttpClientChannel:
                     await conn.send_request("POST", self.pool.origin, headers, body)
                     status.started()
                     response = await conn.receive_response()
-                    resume = await self._on_response(message, conn, response)
+                    return await self._on_response(message, conn, response, sent, bounce)
             except HttpTransportError as exc:
                 if exc.stale and attempt == 0:
                     logger.debug("stale keep-alive connection, retrying: %s", exc)
@@ -322,23 +361,33 @@ class HttpClientChannel:
                 self.break_channel(f"lost the connection to the server: {exc}")
                 if not status.done:
                     raise trio.BrokenResourceError(self.failure) from exc
-                return
-            if resume is not None and isinstance(message, Request):
-                await self.sse.resume(message.id, resume)
-            return
+                return None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _on_response(
-        self, message: Message, conn: HttpConnection, response: h11.Response
-    ) -> SSEDecoder | None:
-        """Handle the answer to one POST; return a decoder when its stream needs resuming."""
+        self,
+        message: Message,
+        conn: HttpConnection,
+        response: h11.Response,
+        sent: str | None,
+        bounce: bool,
+    ) -> SSEDecoder | _Bounce | None:
+        """Handle the answer to one POST; return a decoder when its stream needs resuming.
+
+        A 404 for session ``sent`` returns ``BOUNCED`` when ``bounce`` allows a new session.
+        """
         status = response.status_code
         request_id = message.id if isinstance(message, Request) else None
         initialize = isinstance(message, Request) and message.method == "initialize"
         if initialize and 200 <= status < 300:
-            self._take_session_id(response)
-        if status == 404 and self.session_id is not None and not initialize:
-            self.expire()
-            return None
+            self.take_session_id(response)
+        if status == 404 and sent is not None and not initialize:
+            if not bounce:
+                self.expire(sent)
+                return None
+            with contextlib.suppress(ResponseTooLarge):
+                await conn.read_body(_ERROR_BODY_LIMIT)
+            return _Bounce.BOUNCED
         if not 200 <= status < 300:
             try:
                 body = await conn.read_body(_ERROR_BODY_LIMIT)
@@ -354,7 +403,7 @@ class HttpClientChannel:
             with contextlib.suppress(ResponseTooLarge):  # nothing to read; not reused then
                 await conn.read_body(self.config.max_message_size)
             if isinstance(message, Notification) and message.method == "notifications/initialized":
-                self._start_listening()
+                self.start_listening()
             return None
         kind = content_type(response)
         if kind == "text/event-stream":
@@ -387,7 +436,7 @@ class HttpClientChannel:
             error = ErrorObject(code=INTERNAL_ERROR, message="the JSON answer was for another id")
             await self.fail(request_id, error)
 
-    def _take_session_id(self, response: h11.Response) -> None:
+    def take_session_id(self, response: h11.Response) -> None:
         value = header(response, b"mcp-session-id")
         if value is None:
             return
@@ -396,14 +445,21 @@ class HttpClientChannel:
         else:
             logger.warning("ignoring an invalid Mcp-Session-Id from the server")
 
-    def _start_listening(self) -> None:
+    def start_listening(self) -> None:
         version = self.protocol_version
         if self._listening or not self.config.listen or self._nursery is None:
             return
         if version is not None and version not in HANDSHAKE_VERSIONS:
             return  # the stateless era has no GET stream
         self._listening = True
-        self._nursery.start_soon(self.sse.listen)
+        self._nursery.start_soon(self._listen)
+
+    async def _listen(self) -> None:
+        with trio.CancelScope() as scope:
+            self._listen_scope = scope
+            await self.sse.listen()
+        if self._listen_scope is scope:
+            self._listen_scope = None
 
 
 def _what(message: Message) -> str:

@@ -35,6 +35,7 @@ from trimcp.wire import (
 )
 
 from ._client_conn import HttpConnection, HttpTransportError, content_type
+from ._client_reinit import session_expired_error
 
 if TYPE_CHECKING:
     from ._client_channel import HttpClientChannel
@@ -51,6 +52,7 @@ class Outcome(enum.Enum):
     ENDED = "ended"  # the stream ended, or the server is busy: reconnect
     NETWORK = "network"  # the connection failed: reconnect
     STOP = "stop"  # the server declined (405, 4xx, not SSE): do not reconnect
+    EXPIRED = "expired"  # 404: the session is gone (the channel renews or ends it)
 
 
 @final
@@ -64,6 +66,8 @@ class SseReader:
         self.get_requests = 0
         #: The last network failure seen by a GET.
         self.last_error: str | None = None
+        #: The session a GET last got 404 for.
+        self.lost_session: str | None = None
 
     def new_decoder(self) -> SSEDecoder:
         return SSEDecoder(max_event_size=self.config.max_message_size)
@@ -143,6 +147,7 @@ class SseReader:
         base = [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")]
         if decoder.last_event_id:
             base.append(("Last-Event-ID", decoder.last_event_id))
+        sent = channel.session_id
         headers = await channel.headers("GET", None, base)
         for attempt in (0, 1):
             self.get_requests += 1
@@ -150,7 +155,7 @@ class SseReader:
                 async with channel.pool.checkout(fresh=attempt > 0) as conn:
                     await conn.send_request("GET", channel.pool.origin, headers, None)
                     response = await conn.receive_response()
-                    outcome = self._judge(response.status_code, response)
+                    outcome = self._judge(response.status_code, response, sent)
                     if outcome is not None:
                         return outcome
                     answered = await self.pump(conn, decoder, until)
@@ -165,12 +170,13 @@ class SseReader:
                 return Outcome.STOP
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _judge(self, status: int, response: h11.Response) -> Outcome | None:
-        """What a GET's status means; ``None``: an SSE stream to read."""
+    def _judge(self, status: int, response: h11.Response, sent: str | None) -> Outcome | None:
+        """What a GET (sent with session ``sent``) got; ``None``: an SSE stream to read."""
         channel = self.channel
-        if status == 404 and channel.session_id is not None:
-            channel.expire()
-            return Outcome.STOP
+        if status == 404 and sent is not None:
+            self.lost_session = sent
+            channel.renewal.begin(sent)
+            return Outcome.EXPIRED
         if status == 405:
             logger.debug("the server offers no GET stream (405)")
             return Outcome.STOP
@@ -190,7 +196,7 @@ class SseReader:
                 await trio.sleep(delay)
             before = decoder.last_event_id
             outcome = await self._get_once(decoder, until)
-            if outcome in (Outcome.DONE, Outcome.STOP):
+            if outcome in (Outcome.DONE, Outcome.STOP, Outcome.EXPIRED):
                 return outcome
             if until is not None and not self.channel.waiting(until):
                 return Outcome.DONE
@@ -207,6 +213,9 @@ class SseReader:
             return
         if outcome is Outcome.NETWORK:
             self.channel.break_channel(f"lost the connection to the server: {self.last_error}")
+            return
+        if outcome is Outcome.EXPIRED:
+            await self.channel.fail(request_id, session_expired_error(self.lost_session))
             return
         message = f"the SSE stream of request {request_id!r} was lost and could not be resumed"
         await self.channel.fail(
