@@ -297,7 +297,7 @@ async def _delete_session(port: int, session_id: str, version: str) -> int:
         await stream.aclose()
 
 
-async def test_a_session_deleted_on_trimcp_server_is_renewed() -> None:
+async def test_a_session_deleted_on_trimcp_server_is_renewed(engine: str) -> None:
     server = trimcp.Server("own", version="1")
 
     @server.tool()
@@ -306,7 +306,7 @@ async def test_a_session_deleted_on_trimcp_server_is_renewed() -> None:
 
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            port = await nursery.start(partial(trimcp.serve_http, server, port=0))
+            port = await nursery.start(partial(trimcp.serve_http, server, port=0, engine=engine))
             url = f"http://127.0.0.1:{port}/mcp"
             async with trimcp.open_client(trimcp.streamable_http(url)) as client:
                 first = await client.call_tool("add", {"a": 1, "b": 2})

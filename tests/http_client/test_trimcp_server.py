@@ -44,7 +44,7 @@ def build() -> trimcp.Server:
     return server
 
 
-async def test_tools_progress_polling_and_elicitation() -> None:
+async def test_tools_progress_polling_and_elicitation(engine: str) -> None:
     seen: list[float] = []
 
     async def on_progress(progress: float, _total: float | None, _message: str | None) -> None:
@@ -56,7 +56,11 @@ async def test_tools_progress_polling_and_elicitation() -> None:
     with trio.fail_after(WAIT):
         async with trio.open_nursery() as nursery:
             serve = partial(
-                trimcp.serve_http, build(), port=0, event_store=lambda: MemoryEventStore()
+                trimcp.serve_http,
+                build(),
+                port=0,
+                engine=engine,
+                event_store=lambda: MemoryEventStore(),
             )
             port = await nursery.start(serve)
             url = f"http://127.0.0.1:{port}/mcp"

@@ -15,12 +15,14 @@ from ._fixture import make_server
 SCRIPT = Path(__file__).with_name("_sdk_client.py")
 
 
-async def test_python_sdk_client_tools_progress_cancel_sampling_elicitation() -> None:
+async def test_python_sdk_client_tools_progress_cancel_sampling_elicitation(engine: str) -> None:
     server = make_server()
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             port = await nursery.start(
-                lambda task_status: trimcp.serve_http(server, port=0, task_status=task_status)
+                lambda task_status: trimcp.serve_http(
+                    server, port=0, engine=engine, task_status=task_status
+                )
             )
             assert port > 0
             result = await trio.run_process(

@@ -426,7 +426,7 @@ async def test_an_overflowing_stream_ends_the_session() -> None:
         await channel.receive()
 
 
-async def test_python_sdk_sse_client_against_serve_http() -> None:
+async def test_python_sdk_sse_client_against_serve_http(engine: str) -> None:
     """The official SDK's ``sse_client`` (on anyio, here on Trio) over real sockets."""
     import mcp_types as types
     from mcp.client.session import ClientSession
@@ -450,7 +450,9 @@ async def test_python_sdk_sse_client_against_serve_http() -> None:
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             port = await nursery.start(
-                lambda task_status: trimcp.serve_http(server, port=0, task_status=task_status)
+                lambda task_status: trimcp.serve_http(
+                    server, port=0, engine=engine, task_status=task_status
+                )
             )
             async with (
                 sse_client(f"http://127.0.0.1:{port}/sse") as (read, write),

@@ -1,4 +1,4 @@
-"""Real hypercorn (serve_http on 127.0.0.1:0) driven by raw sockets: request smuggling
+"""Real servers (serve_http on 127.0.0.1:0, each engine) driven by raw sockets: request smuggling
 (B45), a body deadline (B30), and disconnects at every byte of a POST (B46)."""
 
 from __future__ import annotations
@@ -47,11 +47,11 @@ def post(body: bytes, *extra: str, session: str | None = None) -> bytes:
 
 
 @asynccontextmanager
-async def serving(server: trimcp.Server, **options: Any) -> AsyncIterator[int]:
+async def serving(server: trimcp.Server, engine: str, **options: Any) -> AsyncIterator[int]:
     async with trio.open_nursery() as nursery:
         port = await nursery.start(
             lambda task_status: trimcp.serve_http(
-                server, port=0, task_status=task_status, **options
+                server, port=0, engine=engine, task_status=task_status, **options
             )
         )
         yield port
@@ -85,9 +85,9 @@ def _complete(data: bytes) -> bool:
     return False
 
 
-async def test_cl_and_te_together_is_400_and_closed() -> None:
+async def test_cl_and_te_together_is_400_and_closed(engine: str) -> None:
     server = make_server()
-    async with serving(server) as port:
+    async with serving(server, engine) as port:
         body = b"5\r\nhello\r\n0\r\n\r\n"
         smuggled = post(body, "Content-Length: 5", "Transfer-Encoding: chunked")
         reply = await exchange(port, smuggled)
@@ -101,15 +101,15 @@ async def test_cl_and_te_together_is_400_and_closed() -> None:
         assert not server.sessions
 
 
-async def test_conflicting_content_lengths_are_400() -> None:
-    async with serving(make_server()) as port:
+async def test_conflicting_content_lengths_are_400(engine: str) -> None:
+    async with serving(make_server(), engine) as port:
         reply = await exchange(port, post(INIT, "Content-Length: 5", "Content-Length: 6"))
         assert reply.startswith(b"HTTP/1.1 400")
 
 
-async def test_slow_body_gets_408_and_close() -> None:
+async def test_slow_body_gets_408_and_close(engine: str) -> None:
     limits = HttpServerLimits(body_timeout=0.3)
-    async with serving(make_server(), limits=limits) as port:
+    async with serving(make_server(), engine, limits=limits) as port:
         stream = await trio.open_tcp_stream("127.0.0.1", port)
         async with stream:
             await stream.send_all(post(INIT, "Content-Length: 500")[:-100])
@@ -138,9 +138,9 @@ async def _cut(port: int, data: bytes) -> None:
     sock.close()  # RST
 
 
-async def test_disconnect_at_every_byte_of_a_post_never_breaks_the_server() -> None:
+async def test_disconnect_at_every_byte_of_a_post_never_breaks_the_server(engine: str) -> None:
     server = make_server()
-    async with serving(server) as port:
+    async with serving(server, engine) as port:
         session = await _initialize(port)
         call = post(
             json.dumps(
@@ -172,9 +172,9 @@ async def test_disconnect_at_every_byte_of_a_post_never_breaks_the_server() -> N
         assert b'"text":"x"' in reply
 
 
-async def test_disconnect_mid_request_is_not_cancellation() -> None:
+async def test_disconnect_mid_request_is_not_cancellation(engine: str) -> None:
     server = make_server()
-    async with serving(server) as port:
+    async with serving(server, engine) as port:
         session = await _initialize(port)
         call = post(
             json.dumps(
@@ -202,9 +202,9 @@ async def test_disconnect_mid_request_is_not_cancellation() -> None:
         assert (await exchange(port, ping)).startswith(b"HTTP/1.1 200")
 
 
-async def test_disconnect_mid_sse_response_at_many_offsets() -> None:
+async def test_disconnect_mid_sse_response_at_many_offsets(engine: str) -> None:
     server = make_server()
-    async with serving(server) as port:
+    async with serving(server, engine) as port:
         session = await _initialize(port)
         with trio.fail_after(30):
             for n, offset in enumerate((1, 40, 150, 400, 1500, 6000)):
@@ -235,8 +235,8 @@ async def test_disconnect_mid_sse_response_at_many_offsets() -> None:
         assert len(server.sessions) == 1
 
 
-async def test_serve_http_guards_dns_rebinding_on_loopback() -> None:
-    async with serving(make_server()) as port:
+async def test_serve_http_guards_dns_rebinding_on_loopback(engine: str) -> None:
+    async with serving(make_server(), engine) as port:
         evil = post(INIT).replace(b"Host: 127.0.0.1", b"Host: evil.example.com")
         assert (await exchange(port, evil)).startswith(b"HTTP/1.1 403")
         fine = post(INIT).replace(b"Host: 127.0.0.1", f"Host: localhost:{port}".encode())

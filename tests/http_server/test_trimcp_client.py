@@ -10,7 +10,7 @@ from trimcp.protocol import CreateMessageResult, TextContent
 from ._fixture import make_server
 
 
-async def test_trimcp_client_against_serve_http() -> None:
+async def test_trimcp_client_against_serve_http(engine: str) -> None:
     server = make_server()
     progress: list[float] = []
 
@@ -23,7 +23,9 @@ async def test_trimcp_client_against_serve_http() -> None:
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             port = await nursery.start(
-                lambda task_status: trimcp.serve_http(server, port=0, task_status=task_status)
+                lambda task_status: trimcp.serve_http(
+                    server, port=0, engine=engine, task_status=task_status
+                )
             )
             transport = trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp")
             async with trimcp.open_client(transport, sampling=sampling) as client:

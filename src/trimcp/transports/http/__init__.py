@@ -11,6 +11,7 @@ from ._event_store import MemoryEventStore as MemoryEventStore
 from ._event_store import Replay as Replay
 from ._guards import HostPolicy as HostPolicy
 from ._guards import is_loopback as is_loopback
+from ._h11_server import serve_h11 as serve_h11
 from ._legacy_sse_channel import LegacySseChannel as LegacySseChannel
 from ._server_limits import HttpServerLimits as HttpServerLimits
 from ._sessions import HttpSessionChannel as HttpSessionChannel
@@ -29,5 +30,6 @@ __all__ = [
     "StreamableHttp",
     "StreamableHttpApp",
     "is_loopback",
+    "serve_h11",
     "streamable_http",
 ]

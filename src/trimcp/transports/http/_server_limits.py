@@ -53,6 +53,19 @@ class HttpServerLimits:
       sse_retry_ms: the ``retry`` field of every priming event (default 1000).
       max_dropped: nothing is kept of dropped messages but a count; this only caps the
         debug logging of them per session (default 100 log lines).
+
+    Bounds of the connections themselves, kept by the ``h11`` engine of ``serve_http``
+    (hypercorn keeps its own):
+
+      max_connections: connections served at once (default 1000). Past it the server
+        stops accepting; new clients wait in the listen backlog until one ends (an idle
+        keep-alive connection ends after ``keep_alive_timeout``).
+      keep_alive_timeout: seconds a connection may sit idle between requests, or
+        before its first (default 5), then it is closed.
+      header_timeout: seconds a request line and headers may take once their first
+        byte arrived (default 10); slower heads get 408 and the connection is closed.
+        ``max_header_bytes`` bounds the raw request line and headers together too
+        (431).
     """
 
     max_body_size: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
@@ -71,3 +84,6 @@ class HttpServerLimits:
     replay_streams: int = attrs.field(default=64, validator=_positive)
     sse_retry_ms: int = attrs.field(default=1000, validator=_positive)
     max_dropped: int = attrs.field(default=100, validator=_positive)
+    max_connections: int = attrs.field(default=1000, validator=_positive)
+    keep_alive_timeout: float = attrs.field(default=5.0, validator=_positive)
+    header_timeout: float = attrs.field(default=10.0, validator=_positive)

@@ -1,0 +1,345 @@
+"""One HTTP/1.1 connection served by h11: requests in turn, each handed to an ASGI app.
+
+Theory of operation. The connection's task reads a request head, then runs the app in
+that same task: no task and no queue per request. The app's ``receive`` reads the
+socket itself (body chunks while the body lasts, then the wait for the client to go
+away, which yields ``http.disconnect``), and its ``send`` writes to the socket at once
+(the response head goes out with the first body chunk, one write for a JSON answer).
+A Trio socket stream allows one reader and one writer at a time, which is exactly the
+ASGI shape: the app's disconnect watcher reads while its pump writes.
+
+Bounds (from :class:`HttpServerLimits`): the request line and headers together may not
+exceed ``max_header_bytes`` (h11's incomplete-event limit, 431); an idle keep-alive
+connection is closed after ``keep_alive_timeout``; a head that has begun must be
+complete within ``header_timeout`` (slowloris: 408, then close). The body's size and
+deadline are the app's to enforce while it reads (413 and 408). Bytes pipelined behind a
+request are kept by h11 up to ``max_header_bytes``; past that the connection stops
+reading until the response is done. Whatever leaves the exchange in doubt (a protocol
+error, an incomplete response, a cancelled write) closes the connection.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import time
+from collections.abc import MutableMapping
+from typing import Any, Final, final
+from urllib.parse import unquote
+
+import h11
+import trio
+
+from ._asgi_io import Scope
+from ._server_limits import HttpServerLimits
+
+__all__ = ["AsgiApp", "H11Connection"]
+
+logger = logging.getLogger("trimcp.http.h11")
+
+AsgiApp = Any
+#: Bytes asked of the socket per read.
+RECEIVE_SIZE: Final = 65536
+#: Lingering close: how long, and how many bytes, to drain after our FIN so that a
+#: client still sending does not get a reset that destroys the response it is owed.
+LINGER_SECONDS: Final = 2.0
+LINGER_BYTES: Final = 1024 * 1024
+_DISCONNECT: Final = {"type": "http.disconnect"}
+_ASGI: Final = {"version": "3.0", "spec_version": "2.3"}
+
+
+class _DateCache:
+    """The ``Date`` header value, formatted once per second."""
+
+    second = -1
+    value = b""
+
+    @classmethod
+    def now(cls) -> bytes:
+        second = int(time.time())
+        if second != cls.second:
+            cls.value = email.utils.formatdate(second, usegmt=True).encode()
+            cls.second = second
+        return cls.value
+
+
+def _error_response(status: int, message: str) -> tuple[h11.Response, bytes]:
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}},
+        separators=(",", ":"),
+    ).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+        (b"date", _DateCache.now()),
+    ]
+    return h11.Response(status_code=status, headers=headers), body
+
+
+@final
+class H11Connection:
+    """Serve the requests of one accepted connection with ``app`` until it ends."""
+
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        app: AsgiApp,
+        limits: HttpServerLimits,
+        *,
+        server: tuple[str, int] | None,
+        client: tuple[str, int] | None,
+    ) -> None:
+        self.stream = stream
+        self.app = app
+        self.limits = limits
+        self.server = server
+        self.client = client
+        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_header_bytes)
+        #: The connection cannot carry another exchange (EOF, reset, broken write).
+        self.broken = False
+        self._reset_request()
+
+    def _reset_request(self) -> None:
+        self.head_only = False
+        self.body_done = False
+        self.bad_body = False
+        self.started: MutableMapping[str, Any] | None = None
+        self.head_sent = False
+        self.complete = False
+        self.done_event: trio.Event | None = None
+
+    # ------------------------------------------------------------------ the loop
+    async def run(self) -> bool:
+        """Serve requests until the connection must end; ``True``: close it gently."""
+        while True:
+            try:
+                request = await self._next_request()
+            except h11.RemoteProtocolError as exc:
+                if self.broken:  # the client left mid-head: nobody to answer
+                    return False
+                await self._refuse(exc.error_status_hint, f"Bad Request: {exc}")
+                return True
+            if request is None:
+                return False
+            await self._serve(request)
+            if self.broken:
+                return False
+            if self.h11.our_state is h11.DONE and self.h11.their_state is not h11.DONE:
+                await self._drain_body()
+            if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
+                self.h11.start_next_cycle()
+                self._reset_request()
+                continue
+            return not self.broken
+
+    def _has_bytes(self) -> bool:
+        return bool(self.h11.trailing_data[0])
+
+    async def _next_request(self) -> h11.Request | None:
+        """The next request head; ``None`` when the client is done or too slow."""
+        event = self.h11.next_event()
+        if event is h11.NEED_DATA:
+            began = self._has_bytes()
+            now = trio.current_time()
+            limit = self.limits.header_timeout if began else self.limits.keep_alive_timeout
+            with trio.CancelScope(deadline=now + limit) as scope:
+                while event is h11.NEED_DATA:
+                    data = await self._read()
+                    if data and not began:
+                        began = True
+                        scope.deadline = trio.current_time() + self.limits.header_timeout
+                    self.h11.receive_data(data)
+                    event = self.h11.next_event()
+            if scope.cancelled_caught:
+                if began:
+                    await self._refuse(408, "Request Timeout: the request head took too long")
+                return None
+        if isinstance(event, h11.Request):
+            return event
+        return None  # ConnectionClosed
+
+    async def _read(self) -> bytes:
+        try:
+            data = await self.stream.receive_some(RECEIVE_SIZE)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            data = b""
+        if not data:
+            self.broken = True
+        return data
+
+    async def _refuse(self, status: int, message: str) -> None:
+        """A server-level refusal (bad framing, slow head): JSON-RPC error body, close."""
+        if self.h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return
+        response, body = _error_response(status, message)
+        try:
+            data = self.h11.send(response) + self.h11.send(h11.Data(data=body))
+            data += self.h11.send(h11.EndOfMessage())
+            await self.stream.send_all(data)
+        except (h11.LocalProtocolError, trio.BrokenResourceError, trio.ClosedResourceError):
+            self.broken = True
+
+    # ------------------------------------------------------------------ one request
+    def _scope(self, request: h11.Request) -> Scope:
+        raw_path, _, query = request.target.partition(b"?")
+        path = raw_path.decode("latin-1")
+        if "%" in path:
+            path = unquote(path)
+        method = request.method.decode("latin-1")
+        self.head_only = method == "HEAD"
+        return {
+            "type": "http",
+            "asgi": _ASGI,
+            "http_version": request.http_version.decode("latin-1"),
+            "method": method,
+            "scheme": "http",
+            "path": path,
+            "raw_path": raw_path,
+            "query_string": query,
+            "root_path": "",
+            "headers": request.headers,
+            "client": self.client,
+            "server": self.server,
+            "extensions": {},
+        }
+
+    async def _serve(self, request: h11.Request) -> None:
+        try:
+            await self.app(self._scope(request), self._receive, self._send)
+        except Exception:
+            logger.exception("the ASGI app failed on %s %r", request.method, request.target)
+        if self.started is None and not self.broken:
+            if self.bad_body:
+                await self._refuse(400, "Bad Request: malformed body")
+            else:
+                await self._refuse(500, "Internal Server Error")
+        elif not self.complete:
+            self.broken = True  # a response cut short cannot be framed: close
+
+    async def _drain_body(self) -> None:
+        """Read the rest of a body the app left unread, so the connection can go on."""
+        left = 64 * 1024
+        with trio.move_on_after(self.limits.body_timeout):
+            while left > 0 and not self.broken:
+                try:
+                    event = self.h11.next_event()
+                except h11.RemoteProtocolError:
+                    self.broken = True
+                    return
+                if event is h11.NEED_DATA:
+                    data = await self._read()
+                    left -= len(data)
+                    self.h11.receive_data(data)
+                elif isinstance(event, h11.EndOfMessage):
+                    return
+        self.broken = self.broken or self.h11.their_state is not h11.DONE
+
+    # ------------------------------------------------------------------ ASGI receive
+    async def _receive(self) -> MutableMapping[str, Any]:
+        if self.complete or self.broken:
+            return _DISCONNECT
+        if not self.body_done:
+            return await self._receive_body()
+        await self._watch()
+        return _DISCONNECT
+
+    async def _receive_body(self) -> MutableMapping[str, Any]:
+        conn = self.h11
+        if conn.they_are_waiting_for_100_continue:
+            try:
+                await self._write(conn.send(h11.InformationalResponse(status_code=100, headers=[])))
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return _DISCONNECT
+        chunks: list[bytes] = []
+        while True:
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError:
+                self.bad_body = self.broken = True
+                return _DISCONNECT
+            if event is h11.NEED_DATA:
+                if chunks:
+                    return {"type": "http.request", "body": b"".join(chunks), "more_body": True}
+                data = await self._read()
+                try:
+                    conn.receive_data(data)
+                except h11.RemoteProtocolError:
+                    self.broken = True
+                if self.broken:
+                    return _DISCONNECT
+            elif isinstance(event, h11.Data):
+                chunks.append(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage):
+                self.body_done = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            else:  # ConnectionClosed or PAUSED cannot come mid-body
+                self.broken = True
+                return _DISCONNECT
+
+    async def _watch(self) -> None:
+        """Return when the client goes away (EOF or reset) or the response is done."""
+        while not self.complete:
+            if len(self.h11.trailing_data[0]) > self.limits.max_header_bytes:
+                # Pipelined too far ahead: stop reading until this response is done.
+                if self.done_event is None:
+                    self.done_event = trio.Event()
+                await self.done_event.wait()
+                return
+            data = await self._read()
+            if not data:
+                return
+            self.h11.receive_data(data)
+
+    # ------------------------------------------------------------------ ASGI send
+    async def _send(self, message: MutableMapping[str, Any]) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            if self.started is not None:
+                raise RuntimeError("http.response.start sent twice")
+            self.started = message
+            return
+        if kind != "http.response.body":
+            raise RuntimeError(f"unexpected ASGI message {kind!r}")
+        if self.started is None or self.complete:
+            raise RuntimeError("http.response.body outside a response")
+        if self.broken:
+            raise trio.BrokenResourceError("the client went away")
+        conn = self.h11
+        data = b""
+        if not self.head_sent:
+            headers = [*self.started.get("headers", ()), (b"date", _DateCache.now())]
+            data = conn.send(h11.Response(status_code=int(self.started["status"]), headers=headers))
+            self.head_sent = True
+        body = message.get("body", b"")
+        if body and not self.head_only:
+            data += conn.send(h11.Data(data=body))
+        if not message.get("more_body", False):
+            data += conn.send(h11.EndOfMessage())
+            self.complete = True
+            if self.done_event is not None:
+                self.done_event.set()
+        await self._write(data)
+
+    async def _write(self, data: bytes) -> None:
+        try:
+            await self.stream.send_all(data)
+        except BaseException:
+            self.broken = True  # a write cut short (reset, or cancelled by a timeout)
+            raise
+
+    # ------------------------------------------------------------------ closing
+    async def linger(self) -> None:
+        """Send FIN, then drain what the client still sends, bounded in time and bytes."""
+        try:
+            await self.stream.send_eof()
+            left = LINGER_BYTES
+            with trio.move_on_after(LINGER_SECONDS):
+                while left > 0:
+                    data = await self.stream.receive_some(RECEIVE_SIZE)
+                    if not data:
+                        return
+                    left -= len(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            return

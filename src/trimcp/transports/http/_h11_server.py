@@ -1,0 +1,117 @@
+"""A lean HTTP/1.1 server for an ASGI app: h11 over Trio TCP listeners.
+
+:func:`serve_h11` binds, reports the bound port through ``task_status``, then accepts
+connections until cancelled; each connection is one task running an
+:class:`~._h11_conn.H11Connection` (see there for the per-request path). It serves what
+the Streamable HTTP app needs of an ASGI server and nothing else: HTTP/1.1 (and 1.0)
+only, no TLS, no lifespan (the caller runs the app's sessions), no WebSocket.
+
+At most ``limits.max_connections`` connections are served at once. The cap is applied
+before ``accept``: past it, new connections wait in the kernel's listen backlog
+(``BACKLOG``) rather than being accepted and refused. Cancellation is the shutdown: the
+listeners close, every connection's task is cancelled and its socket closed, and no
+error escapes for a request that was in progress.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+from typing import Any, Final
+
+import trio
+
+from ._h11_conn import AsgiApp, H11Connection
+from ._server_limits import HttpServerLimits
+
+__all__ = ["BACKLOG", "serve_h11"]
+
+logger = logging.getLogger("trimcp.http.h11")
+
+#: The listen backlog (hypercorn's default too).
+BACKLOG: Final = 100
+#: ``accept`` failures that mean "out of resources for now": wait, then go on (as
+#: ``trio.serve_listeners`` does).
+_RETRY_ERRNOS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+_RETRY_SECONDS: Final = 0.1
+
+
+async def serve_h11(
+    app: AsgiApp,
+    *,
+    host: str,
+    port: int,
+    limits: HttpServerLimits,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``app`` on ``host:port`` until cancelled; ``task_status`` gets the port.
+
+    With ``port=0`` and a host name that resolves to several addresses, only the first
+    address is served (each listener would get a different free port otherwise).
+    """
+    listeners = await trio.open_tcp_listeners(port, host=host, backlog=BACKLOG)
+    if port == 0 and len(listeners) > 1:
+        for extra in listeners[1:]:
+            await extra.aclose()
+        listeners = listeners[:1]
+    bound = int(listeners[0].socket.getsockname()[1])
+    slots = trio.Semaphore(limits.max_connections)
+    try:
+        async with trio.open_nursery() as nursery:
+            for listener in listeners:
+                nursery.start_soon(_accept_loop, listener, app, limits, slots, nursery)
+            task_status.started(bound)
+    finally:
+        for listener in listeners:
+            with trio.CancelScope(shield=True):
+                await listener.aclose()
+
+
+async def _accept_loop(
+    listener: trio.SocketListener,
+    app: AsgiApp,
+    limits: HttpServerLimits,
+    slots: trio.Semaphore,
+    nursery: trio.Nursery,
+) -> None:
+    while True:
+        await slots.acquire()
+        try:
+            stream = await listener.accept()
+        except OSError as exc:
+            slots.release()
+            if exc.errno not in _RETRY_ERRNOS:
+                raise
+            logger.error("accept failed (%s); retrying in %s s", exc, _RETRY_SECONDS)
+            await trio.sleep(_RETRY_SECONDS)
+            continue
+        except BaseException:
+            slots.release()
+            raise
+        nursery.start_soon(_serve_connection, stream, app, limits, slots)
+
+
+def _address(value: Any) -> tuple[str, int] | None:
+    if isinstance(value, tuple) and len(value) >= 2:
+        return str(value[0]), int(value[1])
+    return None
+
+
+async def _serve_connection(
+    stream: trio.SocketStream, app: AsgiApp, limits: HttpServerLimits, slots: trio.Semaphore
+) -> None:
+    try:
+        try:
+            server = _address(stream.socket.getsockname())
+            client = _address(stream.socket.getpeername())
+        except OSError:
+            return  # gone before it was served
+        connection = H11Connection(stream, app, limits, server=server, client=client)
+        try:
+            if await connection.run():
+                await connection.linger()
+        except Exception:
+            logger.exception("HTTP connection from %s failed", client)
+    finally:
+        slots.release()
+        await stream.aclose()
