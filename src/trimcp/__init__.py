@@ -86,7 +86,9 @@ from trimcp.protocol import (
 from trimcp.protocol import (
     ToolAnnotations as ToolAnnotations,
 )
+from trimcp.server import CachePolicy as CachePolicy
 from trimcp.server import CapabilityError as CapabilityError
+from trimcp.server import RequestStateSealer as RequestStateSealer
 from trimcp.server import Server as Server
 from trimcp.server import ToolContext as ToolContext
 from trimcp.server import ToolError as ToolError
@@ -105,6 +107,7 @@ __all__ = [
     "AudioContent",
     "BackgroundContext",
     "BlobResourceContents",
+    "CachePolicy",
     "CallToolResult",
     "CapabilityError",
     "Client",
@@ -124,6 +127,7 @@ __all__ = [
     "PromptMessage",
     "PromptReference",
     "ReadResourceResult",
+    "RequestStateSealer",
     "RequestTimeoutError",
     "Resource",
     "ResourceLink",

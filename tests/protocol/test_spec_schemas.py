@@ -172,6 +172,8 @@ def test_every_protocol_class_is_targeted() -> None:
         p.PromptsCapability,
         p.ResourcesCapability,
     }  # no definitions of their own; validated inside the capabilities
+    # parsed views of a request's reserved _meta keys, never sent as such
+    capability_parts |= {p.RequestMeta, p.MetaProblem}
     classes = {c for c in exported if isinstance(c, type) and hasattr(c, "__attrs_attrs__")}
     assert classes - capability_parts == set(TARGETS)
 

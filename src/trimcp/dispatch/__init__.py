@@ -23,10 +23,13 @@ from ._registry import NotificationHandler as NotificationHandler
 from ._registry import Registry as Registry
 from ._registry import RequestHandler as RequestHandler
 from ._registry import RequestRoute as RequestRoute
+from ._url_elicitation import MAX_REQUIRED_ELICITATIONS as MAX_REQUIRED_ELICITATIONS
+from ._url_elicitation import UrlElicitationRequiredError as UrlElicitationRequiredError
 
 __all__ = [
     "DEFAULT_MAX_PENDING",
     "LOCAL_CONNECTION_CLOSED",
+    "MAX_REQUIRED_ELICITATIONS",
     "CallNext",
     "ConnectionClosedError",
     "ContextClosedError",
@@ -42,6 +45,7 @@ __all__ = [
     "RequestHandler",
     "RequestRoute",
     "Terminal",
+    "UrlElicitationRequiredError",
     "connection_closed_error",
     "error_for_exception",
 ]

@@ -13,6 +13,7 @@ request ran out of time (:class:`RequestTimeoutError`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from trimcp.wire import (
@@ -29,6 +30,7 @@ __all__ = [
     "McpError",
     "RequestTimeoutError",
     "connection_closed_error",
+    "register_error_type",
 ]
 
 
@@ -46,6 +48,18 @@ LOCAL_CONNECTION_CLOSED: Any = _LocalConnectionClosed()
 def connection_closed_error(message: str) -> ErrorObject:
     """The error object a transport delivers to fail a call whose connection is gone."""
     return ErrorObject(code=CONNECTION_CLOSED, message=message, data=LOCAL_CONNECTION_CLOSED)
+
+
+#: Error codes with a typed subclass of :class:`McpError`: code -> decoder of the error
+#: object (the decoder returns ``None`` when ``data`` does not have the expected shape, and
+#: the answer is then raised as a plain :class:`McpError`). Filled by the modules that
+#: define the subclasses, through :func:`register_error_type`.
+_TYPED_CODES: dict[int, Callable[[ErrorObject], McpError | None]] = {}
+
+
+def register_error_type(code: int, decode: Callable[[ErrorObject], McpError | None]) -> None:
+    """Raise peer answers with ``code`` as the exception ``decode`` builds from them."""
+    _TYPED_CODES[code] = decode
 
 
 class McpError(Exception):
@@ -69,6 +83,11 @@ class McpError(Exception):
         """Build the exception for an error object received from the peer."""
         if error.code == CONNECTION_CLOSED and error.data is LOCAL_CONNECTION_CLOSED:
             return ConnectionClosedError(error.message)
+        decode = _TYPED_CODES.get(error.code)
+        if decode is not None:
+            typed = decode(error)
+            if typed is not None:
+                return typed
         return cls(error.code, error.message, error.data)
 
     def to_error(self) -> ErrorObject:

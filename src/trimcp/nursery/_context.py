@@ -41,6 +41,12 @@ class HandlerContext:
       meta: the request's ``_meta`` object (empty when absent).
       cancel_scope: the request's cancel scope. Cancelling it ends the request with no
         response, exactly as a ``notifications/cancelled`` from the peer would.
+      state: the protocol view of this one request when it differs from the session's:
+        a stateless-era request carries its own version and client capabilities, so
+        the server sets a per-request :class:`SessionState` here (``None``: the
+        session's applies).
+      extension: opaque per-request data of the layer above (the server keeps the
+        stateless era's input-round bookkeeping here).
     """
 
     __trimcp_context__ = True
@@ -49,11 +55,13 @@ class HandlerContext:
         "_closed",
         "_last_progress",
         "cancel_scope",
+        "extension",
         "meta",
         "method",
         "params",
         "request_id",
         "session_object",
+        "state",
     )
 
     def __init__(
@@ -73,11 +81,15 @@ class HandlerContext:
         self.cancel_scope = cancel_scope
         self._closed = False
         self._last_progress: float | None = None
+        self.state: SessionState | None = None
+        self.extension: Any = None
 
     @property
     def session(self) -> SessionState:
-        """The negotiated session view: version, both sides' info and capabilities."""
-        return self.session_object.state
+        """The protocol view of this request: version, both sides' info and capabilities
+        (the session's, or this request's own in the stateless era)."""
+        state = self.state
+        return self.session_object.state if state is None else state
 
     @property
     def progress_token(self) -> str | int | None:

@@ -42,3 +42,7 @@ class SessionState:
     #: The minimum level of ``notifications/message`` the client asked for with
     #: ``logging/setLevel`` (``None``: it did not ask, so every level is sent).
     log_level: str | None = None
+    #: A stateless-era request's own view (2026-07-28): no handshake happened, the
+    #: version and client capabilities came in this request's ``_meta``, and a missing
+    #: ``log_level`` means "send no log messages" rather than "send all".
+    stateless: bool = False

@@ -55,6 +55,18 @@ from ._metadata import Implementation as Implementation
 from ._methods import Method as Method
 from ._methods import NotificationMethod as NotificationMethod
 from ._methods import method_available as method_available
+from ._modern import CLIENT_CAPABILITIES_META as CLIENT_CAPABILITIES_META
+from ._modern import CLIENT_INFO_META as CLIENT_INFO_META
+from ._modern import LOG_LEVEL_META as LOG_LEVEL_META
+from ._modern import PROTOCOL_VERSION_META as PROTOCOL_VERSION_META
+from ._modern import SERVER_INFO_META as SERVER_INFO_META
+from ._modern import SUBSCRIPTION_ID_META as SUBSCRIPTION_ID_META
+from ._modern import TRACE_META_KEYS as TRACE_META_KEYS
+from ._modern import MetaProblem as MetaProblem
+from ._modern import RequestMeta as RequestMeta
+from ._modern import is_stateless_request as is_stateless_request
+from ._modern import read_request_meta as read_request_meta
+from ._modern import unsupported_version as unsupported_version
 from ._notifications import CancelledNotificationParams as CancelledNotificationParams
 from ._notifications import ProgressNotificationParams as ProgressNotificationParams
 from ._prompts import GetPromptParams as GetPromptParams
@@ -95,6 +107,10 @@ from ._sampling import SamplingMessage as SamplingMessage
 from ._sampling import ToolChoice as ToolChoice
 from ._sampling import ToolResultContent as ToolResultContent
 from ._sampling import ToolUseContent as ToolUseContent
+from ._sampling_tools import TOOL_CHOICE_MODES as TOOL_CHOICE_MODES
+from ._sampling_tools import blocks_of as blocks_of
+from ._sampling_tools import tool_turn_problem as tool_turn_problem
+from ._sampling_tools import uses_sampling_tools as uses_sampling_tools
 from ._tools import CallToolParams as CallToolParams
 from ._tools import CallToolResult as CallToolResult
 from ._tools import ListToolsResult as ListToolsResult
@@ -104,13 +120,21 @@ from ._tools import ToolExecution as ToolExecution
 
 __all__ = [
     "ALL_VERSIONS",
+    "CLIENT_CAPABILITIES_META",
+    "CLIENT_INFO_META",
     "DESCRIPTION",
     "EXTRA_KEYS",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
     "LATEST_VERSION",
+    "LOG_LEVEL_META",
     "MAX_COMPLETION_VALUES",
+    "PROTOCOL_VERSION_META",
+    "SERVER_INFO_META",
     "STATELESS_VERSIONS",
+    "SUBSCRIPTION_ID_META",
+    "TOOL_CHOICE_MODES",
+    "TRACE_META_KEYS",
     "WIRE_NAME",
     "Annotations",
     "AudioContent",
@@ -153,6 +177,7 @@ __all__ = [
     "LoggingLevel",
     "LoggingMessageParams",
     "Meta",
+    "MetaProblem",
     "Method",
     "ModelHint",
     "ModelPreferences",
@@ -168,6 +193,7 @@ __all__ = [
     "ReadResourceParams",
     "ReadResourceResult",
     "RequestId",
+    "RequestMeta",
     "Resource",
     "ResourceContents",
     "ResourceLink",
@@ -194,9 +220,15 @@ __all__ = [
     "ToolResultContent",
     "ToolUseContent",
     "ToolsCapability",
+    "blocks_of",
     "era_of",
     "features_of",
+    "is_stateless_request",
     "method_available",
     "negotiate_version",
+    "read_request_meta",
     "supports",
+    "tool_turn_problem",
+    "unsupported_version",
+    "uses_sampling_tools",
 ]

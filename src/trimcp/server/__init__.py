@@ -9,8 +9,12 @@ from ._http import serve_http as serve_http
 from ._lifecycle import Phase as Phase
 from ._pagination import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
 from ._prompts import CompletionProvider as CompletionProvider
+from ._request_state import DEFAULT_STATE_TTL as DEFAULT_STATE_TTL
+from ._request_state import RequestStateError as RequestStateError
+from ._request_state import RequestStateSealer as RequestStateSealer
 from ._server import InMemoryTransport as InMemoryTransport
 from ._server import Server as Server
+from ._stateless import CachePolicy as CachePolicy
 from ._stdio import serve_stdio as serve_stdio
 from ._tools import ToolError as ToolError
 from ._uri_template import UriTemplate as UriTemplate
@@ -18,10 +22,14 @@ from ._uri_template import UriTemplateError as UriTemplateError
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "DEFAULT_STATE_TTL",
+    "CachePolicy",
     "CapabilityError",
     "CompletionProvider",
     "InMemoryTransport",
     "Phase",
+    "RequestStateError",
+    "RequestStateSealer",
     "Server",
     "ToolContext",
     "ToolError",

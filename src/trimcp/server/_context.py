@@ -24,8 +24,15 @@ from trimcp.protocol import (
     Root,
     SamplingMessage,
     TextContent,
+    Tool,
 )
-from trimcp.wire import METHOD_NOT_FOUND, RequestId
+from trimcp.wire import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, RequestId
+
+from ._elicitation import (
+    form_elicitation_error,
+)
+from ._mrtr import InputRound
+from ._sampling import ToolChoiceArg, sampling_tools_params
 
 __all__ = ["CapabilityError", "ToolContext", "log_level_allows"]
 
@@ -36,17 +43,39 @@ _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "
 
 
 class CapabilityError(McpError):
-    """The peer did not declare the capability a call needs."""
+    """The peer did not declare the capability a call needs.
 
-    def __init__(self, capability: str) -> None:
-        super().__init__(METHOD_NOT_FOUND, f"the client does not support {capability}")
+    In the handshake era it is ``-32601`` (what a conforming client would have answered
+    the call with). In the stateless era the spec names the error:
+    ``-32021 MissingRequiredClientCapability`` with ``data.requiredCapabilities``, a
+    ``ClientCapabilities`` object holding the missing capability (``required``, default
+    ``{capability: {}}``).
+    """
+
+    def __init__(
+        self,
+        capability: str,
+        *,
+        stateless: bool = False,
+        required: dict[str, Any] | None = None,
+    ) -> None:
+        message = f"the client does not support {capability}"
+        if stateless:
+            needed = required if required is not None else {capability: {}}
+            super().__init__(
+                MISSING_CLIENT_CAPABILITY,
+                f"Missing required client capability: {capability}",
+                {"requiredCapabilities": needed},
+            )
+        else:
+            super().__init__(METHOD_NOT_FOUND, message)
         self.capability = capability
 
 
 def log_level_allows(state: SessionState, level: str) -> bool:
     """Whether a message at ``level`` passes the level the client set."""
     if state.log_level is None:
-        return True
+        return not state.stateless
     return _LEVELS.index(level) >= _LEVELS.index(state.log_level)
 
 
@@ -94,8 +123,9 @@ class ToolContext:
         await self.handler.notify(method, params)
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send a raw request to the client on behalf of this request."""
-        return await self.handler.request(method, params)
+        """Send a raw request to the client on behalf of this request (in the stateless
+        era, an input round: only sampling, elicitation and roots can be asked)."""
+        return await self._reverse(method, params)
 
     async def log(self, level: LoggingLevel | str, data: Any, *, logger: str | None = None) -> None:
         """Send ``notifications/message`` if the client's log level lets it through."""
@@ -116,6 +146,18 @@ class ToolContext:
         detach_for_background(self.handler, fn, *args)
 
     # -- reverse calls ------------------------------------------------------------
+    def _missing(self, capability: str, required: dict[str, Any] | None = None) -> CapabilityError:
+        """The error for a reverse call the client did not declare, in this era's form."""
+        return CapabilityError(capability, stateless=self.session.stateless, required=required)
+
+    async def _reverse(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A reverse call: a live request in the handshake era, an input round (MRTR) in
+        the stateless era, where the server never sends requests of its own."""
+        inputs = self.handler.extension
+        if isinstance(inputs, InputRound):
+            return await inputs.ask(method, params or {})
+        return await self.handler.request(method, params)
+
     async def sample(
         self,
         messages: str | Sequence[SamplingMessage],
@@ -124,16 +166,20 @@ class ToolContext:
         system_prompt: str | None = None,
         temperature: float | None = None,
         stop_sequences: Sequence[str] | None = None,
+        tools: Sequence[Tool] | None = None,
+        tool_choice: ToolChoiceArg | None = None,
         **extra: Any,
     ) -> CreateMessageResult:
         """Ask the client's LLM for a completion (``sampling/createMessage``).
 
         ``messages`` may be a plain string (one user message). Further members of
-        ``CreateMessageRequest`` (``modelPreferences``, ``includeContext``, ``tools`` ...)
-        go in ``extra`` under their wire names.
+        ``CreateMessageRequest`` (``modelPreferences``, ``includeContext`` ...) go in
+        ``extra`` under their wire names. ``tools`` / ``tool_choice`` (2025-11-25) need
+        the client's ``sampling.tools``: without it :class:`CapabilityError` is raised and
+        nothing is sent; a conversation breaking the tool-use rules is a ``ValueError``.
         """
         if self.session.client_capabilities.sampling is None:
-            raise CapabilityError("sampling")
+            raise self._missing("sampling")
         if isinstance(messages, str):
             messages = [SamplingMessage(role="user", content=TextContent(text=messages))]
         params: dict[str, Any] = {
@@ -147,7 +193,8 @@ class ToolContext:
         if stop_sequences is not None:
             params["stopSequences"] = list(stop_sequences)
         params.update(extra)
-        result = await self.handler.request("sampling/createMessage", params)
+        params.update(sampling_tools_params(self.session, messages, tools, tool_choice, extra))
+        result = await self._reverse("sampling/createMessage", params)
         return structure(result, CreateMessageResult)
 
     @overload
@@ -164,11 +211,12 @@ class ToolContext:
         :class:`ElicitResult` and the content: the typed object (or ``dict``) when the
         user accepted, else ``None``.
         """
-        if self.session.client_capabilities.elicitation is None:
-            raise CapabilityError("elicitation")
+        missing = form_elicitation_error(self.session)
+        if missing is not None:
+            raise missing
         typed = isinstance(schema, type)
         requested = json_schema_for(schema) if typed else dict(schema)
-        raw = await self.handler.request(
+        raw = await self._reverse(
             "elicitation/create",
             {"mode": "form", "message": message, "requestedSchema": requested}
             if self._form_mode_member()
@@ -186,8 +234,8 @@ class ToolContext:
     async def list_roots(self) -> list[Root]:
         """The client's roots (``roots/list``)."""
         if self.session.client_capabilities.roots is None:
-            raise CapabilityError("roots")
-        raw = await self.handler.request("roots/list")
+            raise self._missing("roots")
+        raw = await self._reverse("roots/list")
         roots = raw.get("roots")
         if not isinstance(roots, list):
             raise McpError(-32603, "roots/list answer has no roots list")

@@ -33,6 +33,7 @@ from trimcp.wire import METHOD_NOT_FOUND
 from ._context import ToolContext
 from ._pagination import paginate
 from ._resources import ResourceRegistry, resource_not_found
+from ._subscriptions import SubscriptionHub
 
 __all__ = ["ResourceRoutes"]
 
@@ -63,6 +64,7 @@ class ResourceRoutes:
     resources: ResourceRegistry
     declare_resources: bool
     page_size: int
+    subscriptions: SubscriptionHub
     _sessions: set[Session]
 
     # ------------------------------------------------------------------ registration
@@ -149,6 +151,7 @@ class ResourceRoutes:
         for session in self.resources.subscribers(uri):
             if session in self._sessions:
                 session.notify_soon("notifications/resources/updated", {"uri": uri})
+        self.subscriptions.publish("notifications/resources/updated", {"uri": uri})
 
     def resources_capability(self) -> ResourcesCapability | None:
         """The ``resources`` capability this server declares, if any."""
@@ -161,6 +164,7 @@ class ResourceRoutes:
             state = session.state
             if state.initialized and state.server_capabilities.resources is not None:
                 session.notify_soon("notifications/resources/list_changed")
+        self.subscriptions.publish("notifications/resources/list_changed")
 
     # ------------------------------------------------------------------ handlers
     def resource_routes(self) -> dict[str, tuple[RequestHandler, type[Any] | None]]:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar, final, overload
 
 import trio
 
-from trimcp.binding import structure, unstructure
+from trimcp.binding import unstructure
 from trimcp.dispatch import McpError, Middlewares, Registry, RequestHandler
 from trimcp.nursery import (
     HandlerContext,
@@ -27,6 +27,7 @@ from trimcp.nursery import (
     open_session,
 )
 from trimcp.protocol import (
+    ALL_VERSIONS,
     HANDSHAKE_VERSIONS,
     CompleteParams,
     Feature,
@@ -48,11 +49,13 @@ from trimcp.wire import METHOD_NOT_FOUND
 
 from ._completion import CompletionKind, CompletionRegistry
 from ._context import ToolContext
-from ._lifecycle import check_request
 from ._pagination import DEFAULT_PAGE_SIZE, paginate
 from ._prompts import CompletionProvider, PromptRegistry
+from ._request_state import RequestStateSealer
 from ._resource_routes import ResourceRoutes
 from ._resources import ResourceRegistry
+from ._stateless import CachePolicy, EraFront
+from ._subscriptions import DEFAULT_MAX_LISTENERS, SubscriptionHub
 from ._tools import ToolRegistry
 
 __all__ = ["Server"]
@@ -60,20 +63,6 @@ __all__ = ["Server"]
 logger = logging.getLogger("trimcp.server")
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
-
-
-def _guarded(method: str, handler: RequestHandler, params_type: type[Any] | None) -> RequestHandler:
-    """Check the lifecycle first, then structure the params: a request sent too early is
-    ``-32600 not initialized`` whatever its params look like."""
-
-    async def run(ctx: HandlerContext, params: Any) -> Any:
-        check_request(ctx.session, method)
-        if params_type is not None:
-            params = structure(params or {}, params_type)
-            ctx.params = params
-        return await handler(ctx, params)
-
-    return run
 
 
 @final
@@ -90,6 +79,15 @@ class Server(ResourceRoutes):
       declare_tools: declare the ``tools`` capability even while no tool is registered
         (for servers that add tools at run time).
       declare_resources: likewise for ``resources`` (see ``ResourceRoutes``).
+      declare_prompts: likewise for ``prompts``.
+      supported_versions: the protocol revisions served, of both eras (default: all of
+        them). ``initialize`` negotiates among the handshake-era ones; a stateless-era
+        request naming another version gets ``-32022``.
+      request_state: seals the ``requestState`` of stateless-era input rounds (MRTR).
+        The default has a random per-process key: servers behind a load balancer must
+        share one :class:`RequestStateSealer` key.
+      cache: the ``ttlMs``/``cacheScope`` hints of stateless-era list and read results.
+      max_subscriptions: bound on concurrent ``subscriptions/listen`` streams.
 
     Example::
 
@@ -114,7 +112,10 @@ class Server(ResourceRoutes):
         declare_tools: bool = False,
         declare_resources: bool = False,
         declare_prompts: bool = False,
-        supported_versions: tuple[str, ...] = HANDSHAKE_VERSIONS,
+        supported_versions: tuple[str, ...] = ALL_VERSIONS,
+        request_state: RequestStateSealer | None = None,
+        cache: CachePolicy | None = None,
+        max_subscriptions: int = DEFAULT_MAX_LISTENERS,
     ) -> None:
         self.info = Implementation(
             name=name, version=version, title=title, website_url=website_url, icons=icons
@@ -131,6 +132,8 @@ class Server(ResourceRoutes):
         self.declare_prompts = declare_prompts
         self.prompts = PromptRegistry(self._prompts_changed)
         self.completions = CompletionRegistry(self.prompts)
+        self.subscriptions = SubscriptionHub(max_subscriptions)
+        self.era = EraFront(self, request_state or RequestStateSealer(), cache or CachePolicy())
         self._sessions: set[Session] = set()
         self._registry: Registry | None = None
 
@@ -229,12 +232,14 @@ class Server(ResourceRoutes):
             state = session.state
             if state.initialized and state.server_capabilities.tools is not None:
                 session.notify_soon("notifications/tools/list_changed")
+        self.subscriptions.publish("notifications/tools/list_changed")
 
     def _prompts_changed(self) -> None:
         for session in list(self._sessions):
             state = session.state
             if state.initialized and state.server_capabilities.prompts is not None:
                 session.notify_soon("notifications/prompts/list_changed")
+        self.subscriptions.publish("notifications/prompts/list_changed")
 
     # ------------------------------------------------------------------ method table
     @property
@@ -246,11 +251,16 @@ class Server(ResourceRoutes):
 
     def _build_registry(self) -> Registry:
         registry = Registry()
+        era = self.era
         registry.add_request(
-            "initialize", self._initialize, params_type=InitializeParams, cancellable=False
+            "initialize",
+            era.wrap("initialize", self._initialize, InitializeParams),
+            cancellable=False,
         )
-        registry.add_request("ping", _ping)
         routes: dict[str, tuple[RequestHandler, type[Any] | None]] = {
+            "ping": (_ping, None),
+            "server/discover": (self._discover, None),
+            "subscriptions/listen": (self._listen, None),
             "tools/list": (self._list_tools, None),
             "tools/call": (self._call_tool, None),
             **self.resource_routes(),
@@ -260,14 +270,14 @@ class Server(ResourceRoutes):
             "logging/setLevel": (_set_level, SetLevelParams),
         }
         for method, (handler, params_type) in routes.items():
-            registry.add_request(method, _guarded(method, handler, params_type))
+            registry.add_request(method, era.wrap(method, handler, params_type))
         registry.add_notification("notifications/initialized", _initialized)
         return registry
 
     async def _initialize(self, ctx: HandlerContext, params: InitializeParams) -> dict[str, Any]:
         state = ctx.session
-        check_request(state, "initialize")
-        version = negotiate_version(params.protocol_version, self.supported_versions)
+        handshake = tuple(v for v in self.supported_versions if v in HANDSHAKE_VERSIONS)
+        version = negotiate_version(params.protocol_version, handshake)
         state.protocol_version = version
         state.client_info = params.client_info
         state.client_capabilities = params.capabilities
@@ -283,6 +293,18 @@ class Server(ResourceRoutes):
             instructions=self.instructions,
         )
         return unstructure(result)  # type: ignore[no-any-return]
+
+    async def _discover(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": list(self.supported_versions),
+            "capabilities": unstructure(ctx.session.server_capabilities),
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return result
+
+    async def _listen(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
+        return await self.subscriptions.listen(ctx, params if isinstance(params, dict) else {})
 
     async def _list_tools(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
         if ctx.session.server_capabilities.tools is None:

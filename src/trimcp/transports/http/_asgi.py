@@ -31,7 +31,7 @@ from typing import Any, Final, final
 
 import trio
 
-from trimcp.protocol import HANDSHAKE_VERSIONS, Feature, supports
+from trimcp.protocol import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, Feature, supports
 from trimcp.wire import (
     Message,
     Notification,
@@ -65,6 +65,7 @@ from ._guards import (
     is_json_content_type,
 )
 from ._legacy_sse import LegacySseEndpoint
+from ._modern_post import check_modern_post, is_modern_post, param_headers, status_for
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
 from ._sessions_manager import ServeSession, SessionManager
@@ -118,6 +119,9 @@ class StreamableHttpApp:
         self.host_policy = host_policy or HostPolicy()
         self.supported_versions = supported_versions
         self.stateless = stateless
+        #: Stateless-era (2026-07-28) POSTs are served when a version of that era is
+        #: supported; each gets a session of its own, whatever ``stateless`` says.
+        self.serves_stateless = any(v in STATELESS_VERSIONS for v in supported_versions)
         self.standalone_get = standalone_get and not stateless
         if event_store is _DEFAULT_STORE:
             event_store = None if stateless else self._memory_store
@@ -246,7 +250,12 @@ class StreamableHttpApp:
         declared = headers.get("content-length")
         if declared is not None and int(declared) > self.limits.max_body_size:
             raise HttpError(413, "Payload Too Large", close=True)
-        channel = self._lookup(headers)
+        # A POST of the stateless era names it in its version header, or carries no
+        # session id: only then can it be one, and only then is the body read before
+        # the session is looked up.
+        version = headers.get("mcp-protocol-version")
+        candidate = version in STATELESS_VERSIONS or headers.get("mcp-session-id") is None
+        channel = None if candidate else self._lookup(headers)
         body = await read_body(
             receive, limit=self.limits.max_body_size, timeout=self.limits.body_timeout
         )
@@ -254,6 +263,11 @@ class StreamableHttpApp:
         requests = [m for m in messages if isinstance(m, Request)]
         first_id = requests[0].id if len(messages) == 1 and requests else None
         try:
+            if candidate and self.serves_stateless and is_modern_post(headers, messages):
+                await self._modern_post(messages, receive, send, headers)
+                return
+            if candidate:
+                channel = self._lookup(headers)
             if channel is None:
                 channel = await self._open_for(messages, headers)
                 if channel is None:
@@ -266,6 +280,23 @@ class StreamableHttpApp:
             if error.id is None:
                 error.id = first_id
             raise
+
+    async def _modern_post(
+        self, messages: list[Message], receive: Receive, send: Send, headers: Headers
+    ) -> None:
+        """One stateless-era POST: checked, then served by a session of its own that
+        ends with the response (or with the client leaving: that is cancellation)."""
+        message = messages[0]
+        if isinstance(message, Notification):
+            await send_empty(send, 202)  # none is defined for HTTP in this era
+            return
+        if not isinstance(message, Request):
+            raise HttpError(400, "Invalid Request: a client sends no responses in this era")
+        check_modern_post(message, headers, self.supported_versions)
+        channel = self.manager.create(stateless=True, resumable=False)
+        channel.stateless_era = True
+        channel.param_headers = param_headers(headers)
+        await self._serve_post(channel, messages, [message], receive, send, status=status_for)
 
     def _decode(self, body: bytes, channel: HttpSessionChannel | None) -> list[Message]:
         version = channel.protocol_version if channel is not None else None
@@ -325,6 +356,8 @@ class StreamableHttpApp:
         requests: list[Request],
         receive: Receive,
         send: Send,
+        *,
+        status: Callable[[int], int] | None = None,
     ) -> None:
         channel.busy += 1
         try:
@@ -360,7 +393,13 @@ class StreamableHttpApp:
 
             try:
                 await pump(
-                    outbox, receive, send, headers, timeout=self.limits.send_timeout, on_empty=gone
+                    outbox,
+                    receive,
+                    send,
+                    headers,
+                    timeout=self.limits.send_timeout,
+                    on_empty=gone,
+                    status=status,
                 )
             finally:
                 channel.detach(outbox)

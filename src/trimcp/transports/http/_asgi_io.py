@@ -115,11 +115,10 @@ async def send_empty(
 def error_body(error: HttpError) -> bytes:
     if error.body is not None:
         return error.body
-    value = {
-        "jsonrpc": "2.0",
-        "id": error.id,
-        "error": {"code": error.code, "message": error.message},
-    }
+    detail: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        detail["data"] = error.data
+    value = {"jsonrpc": "2.0", "id": error.id, "error": detail}
     return json.dumps(value, separators=(",", ":")).encode()
 
 
@@ -147,22 +146,37 @@ async def pump(
     *,
     timeout: float,
     on_empty: Callable[[], Awaitable[None]] | None = None,
+    status: Callable[[int], int] | None = None,
 ) -> bool:
     """Write ``outbox`` as the response: one JSON body, or an SSE stream.
 
     Returns ``True`` when the response was completed, ``False`` when the client went
     away first. ``on_empty`` answers a response that ends before its first item.
+    ``status`` maps the code of a JSON error body to its HTTP status (the stateless
+    era answers its request errors with 400 or 404); without it every body is 200.
     """
     completed = False
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_watch_disconnect, receive, nursery.cancel_scope)
         try:
-            await _write(outbox, send, headers, timeout, on_empty)
+            await _write(outbox, send, headers, timeout, on_empty, status)
             completed = True
         except ClientGone:
             logger.debug("client went away during the response")
         nursery.cancel_scope.cancel()
     return completed
+
+
+def _error_status(body: bytes, status: Callable[[int], int]) -> int:
+    """The status of a JSON body: ``status(code)`` for an error answer, else 200."""
+    if b'"error"' not in body:
+        return 200
+    try:
+        error = json.loads(body).get("error")
+        code = error.get("code") if isinstance(error, dict) else None
+    except (ValueError, AttributeError):
+        return 200
+    return status(code) if isinstance(code, int) else 200
 
 
 def _sse_start(headers: RawHeaders) -> dict[str, Any]:
@@ -190,13 +204,15 @@ async def _write(
     headers: RawHeaders,
     timeout: float,
     on_empty: Callable[[], Awaitable[None]] | None,
+    status: Callable[[int], int] | None = None,
 ) -> None:
     first = await outbox.get()
     if first is None and on_empty is not None:
         await on_empty()
         return
     if first is not None and outbox.json:
-        await send_json(send, 200, first[1], headers, timeout=timeout)
+        code = 200 if status is None else _error_status(first[1], status)
+        await send_json(send, code, first[1], headers, timeout=timeout)
         return
     await _send(send, _sse_start(headers), timeout)
     item = first

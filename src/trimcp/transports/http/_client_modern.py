@@ -11,37 +11,15 @@ surrounding whitespace, or that looks like the encoding itself, goes as
 
 from __future__ import annotations
 
-import base64
-import re
 from typing import Final
 
 from trimcp.wire import Message, Request
 
+from ._header_values import NAME_PARAM, encode_header_value
+
 __all__ = ["VERSION_META", "encode_header_value", "modern_headers"]
 
 VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
-_NAME_PARAM: Final = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
-_SENTINEL = re.compile(r"^=\?base64\?.*\?=$", re.DOTALL)
-
-
-def encode_header_value(value: str) -> str:
-    """``value`` as is when it is safe in a header, else its base64 form (see the doc)."""
-    plain = (
-        value.isascii()
-        and value.isprintable()
-        and value == value.strip()
-        and not _SENTINEL.match(value)
-    )
-    if plain:
-        return value
-    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
 def modern_headers(message: Message) -> tuple[str, list[tuple[str, str]]] | None:
@@ -53,7 +31,7 @@ def modern_headers(message: Message) -> tuple[str, list[tuple[str, str]]] | None
     if not isinstance(version, str):
         return None
     headers = [("Mcp-Method", message.method)]
-    key = _NAME_PARAM.get(message.method)
+    key = NAME_PARAM.get(message.method)
     name = message.params.get(key) if key else None
     if isinstance(name, str):
         headers.append(("Mcp-Name", encode_header_value(name)))

@@ -52,6 +52,7 @@ class HttpError(Exception):
         close: bool = False,
         id: RequestId | None = None,
         body: bytes | None = None,
+        data: Any = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -63,6 +64,8 @@ class HttpError(Exception):
         #: A ready-made JSON-RPC body (the wire layer's error hint) instead of one
         #: built from ``code`` and ``message``.
         self.body = body
+        #: The JSON-RPC error's ``data`` member (``None``: no data member).
+        self.data = data
 
 
 @final
@@ -82,6 +85,10 @@ class Headers:
     def get(self, name: str) -> str | None:
         values = self._all.get(name)
         return None if values is None else values[0]
+
+    def names(self) -> list[str]:
+        """Every header name present (lower-case)."""
+        return list(self._all)
 
     def get_all(self, name: str) -> list[str]:
         return self._all.get(name, [])

@@ -114,6 +114,11 @@ class HttpSessionChannel:
         self._swallow: dict[RequestId, trio.Event] = {}
         self._initialize_ids: set[RequestId] = set()
         self._closed = False
+        #: A stateless-era POST's channel (2026-07-28): its one request carries its own
+        #: version and capabilities; the server serves it without a handshake.
+        self.stateless_era = False
+        #: That POST's ``Mcp-Param-*`` headers, for the engine to check against the body.
+        self.param_headers: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------ MessageChannel
     @property

@@ -90,11 +90,16 @@ class SessionManager:
     def get(self, session_id: str) -> HttpSessionChannel | None:
         return self._sessions.get(session_id)
 
-    def create(self, *, stateless: bool = False) -> HttpSessionChannel:
-        """Start a new session; 503 when the table is full or the server is not running."""
+    def create(self, *, stateless: bool = False, resumable: bool = True) -> HttpSessionChannel:
+        """Start a new session; 503 when the table is full or the server is not running.
+
+        ``resumable=False`` gives it no event store (stateless-era POSTs: the era has no
+        resumability, so no event ids or priming events either).
+        """
         self._check_room()
         session_id = None if stateless else new_session_id()
-        store = self.store_factory() if self.store_factory is not None else None
+        factory = self.store_factory if resumable else None
+        store = factory() if factory is not None else None
         channel = HttpSessionChannel(session_id, self.limits, store)
         if session_id is not None:
             self._sessions[session_id] = channel

@@ -1,0 +1,162 @@
+"""Multi round-trip requests (MRTR, 2026-07-28): reverse calls without server requests.
+
+In the stateless era the server never sends a request. A tool that needs the client's
+LLM, user or roots answers its ``tools/call`` with an ``InputRequiredResult``: the
+inputs it needs (``inputRequests``, keyed) and an opaque ``requestState``. The client
+fulfils them and retries the same call, with a new id, carrying ``inputResponses`` and
+the state back.
+
+trimcp keeps tool bodies era-blind: ``await ctx.elicit(...)`` is the same line in both
+eras. In the stateless era each round re-runs the handler from the top with an
+:class:`InputRound` on its context:
+
+* a reverse call whose answer is known (from an earlier round, sealed in the state, or
+  from this retry's ``inputResponses``) returns it at once;
+* the first unanswered one records its request and ends the run with
+  :class:`InputRequired`. Reverse calls running concurrently (a nursery) get one
+  scheduling pass to record theirs too, so they all go out in one round.
+
+Keys are derived from the call's content (method and params, canonical JSON) plus an
+occurrence counter, so the same call gets the same key in every run, whatever order
+concurrent calls happen to be scheduled in. The sealed state records the answers so far
+and the keys asked for in this round; it is bound to the method, the target (tool name,
+prompt name or resource uri) and a digest of the arguments, and expires (see
+:class:`~trimcp.server.RequestStateSealer`), so a client can neither forge answers nor
+replay a state onto another call.
+
+Consequence for handler authors: code before a reverse call runs once per round, so it
+should be free of side effects or idempotent (the same advice as for any retried
+request); what happens after the last reverse call runs once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from typing import Any, Final, final
+
+import trio
+
+from trimcp.binding import structure
+from trimcp.dispatch import McpError
+from trimcp.protocol import CreateMessageResult, ElicitResult, Root
+from trimcp.wire import INVALID_PARAMS
+
+__all__ = [
+    "INPUT_METHODS",
+    "MRTR_METHODS",
+    "InputRequired",
+    "InputRound",
+    "check_response",
+]
+
+MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+"""The only requests the spec lets a server answer with an ``InputRequiredResult``."""
+
+INPUT_METHODS: Final = frozenset({"sampling/createMessage", "elicitation/create", "roots/list"})
+"""The requests an ``InputRequiredResult`` may ask the client to fulfil."""
+
+MAX_INPUTS_PER_ROUND: Final = 32
+"""Bound on the input requests one round may carry (more is a handler bug)."""
+
+
+class InputRequired(BaseException):
+    """Raised inside a handler run by a reverse call that has no answer yet.
+
+    A ``BaseException`` so that a handler's own ``except Exception`` does not swallow
+    it: the run must end so the round's requests can go to the client.
+    """
+
+
+def _digest(method: str, params: dict[str, Any]) -> str:
+    text = json.dumps([method, params], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+_PREFIX: Final = {
+    "sampling/createMessage": "sample",
+    "elicitation/create": "elicit",
+    "roots/list": "roots",
+}
+
+
+@final
+class InputRound:
+    """The input bookkeeping of one run of a stateless-era handler.
+
+    Args:
+      answers: the input responses known so far, by key (already checked).
+    """
+
+    def __init__(self, answers: dict[str, Any] | None = None) -> None:
+        self.answers: dict[str, Any] = dict(answers or {})
+        #: What this run asked for and did not get: key -> ``{"method", "params"}``.
+        self.requests: dict[str, dict[str, Any]] = {}
+        self._seen: Counter[str] = Counter()
+
+    def key_for(self, method: str, params: dict[str, Any]) -> str:
+        digest = _digest(method, params)
+        self._seen[digest] += 1
+        return f"{_PREFIX.get(method, 'input')}-{digest}-{self._seen[digest]}"
+
+    async def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The answer to reverse call ``method`` (raises :class:`InputRequired` if none)."""
+        if method not in INPUT_METHODS:
+            raise McpError(
+                INVALID_PARAMS,
+                f"{method} cannot be asked of a stateless-era client (only "
+                "sampling/createMessage, elicitation/create and roots/list)",
+            )
+        key = self.key_for(method, params)
+        answer = self.answers.get(key)
+        if answer is not None:
+            return dict(answer)
+        if len(self.requests) >= MAX_INPUTS_PER_ROUND:
+            raise McpError(INVALID_PARAMS, "too many input requests in one round")
+        self.requests[key] = {"method": method, "params": params}
+        # One scheduling pass, shielded, so that concurrent reverse calls of the same
+        # handler record their requests too before the run ends.
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        raise InputRequired(key)
+
+    def result(self, request_state: str) -> dict[str, Any]:
+        """The ``InputRequiredResult`` of this run."""
+        return {
+            "resultType": "input_required",
+            "inputRequests": dict(self.requests),
+            "requestState": request_state,
+        }
+
+
+def check_response(method: str, response: Any) -> dict[str, Any]:
+    """Validate one input response against the request it answers (``-32602`` if not)."""
+    if not isinstance(response, dict):
+        raise McpError(INVALID_PARAMS, f"Invalid params: the response to {method} is not an object")
+    try:
+        if method == "elicitation/create":
+            structure(response, ElicitResult)
+        elif method == "sampling/createMessage":
+            structure(response, CreateMessageResult)
+        else:
+            roots = response.get("roots")
+            if not isinstance(roots, list):
+                raise ValueError("roots is not a list")
+            for root in roots:
+                structure(root, Root)
+    except McpError:
+        raise
+    except Exception as exc:
+        raise McpError(
+            INVALID_PARAMS, f"Invalid params: invalid input response to {method}: {exc}"
+        ) from None
+    return response
+
+
+def only_input_required(exc: BaseException) -> bool:
+    """Whether ``exc`` is :class:`InputRequired`, alone or in a group of them."""
+    if isinstance(exc, InputRequired):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return all(only_input_required(inner) for inner in exc.exceptions)
+    return False

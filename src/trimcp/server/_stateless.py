@@ -1,0 +1,266 @@
+"""The stateless era (2026-07-28) beside the handshake era, in one method table.
+
+Every route of :class:`~trimcp.server.Server` goes through :class:`EraFront`. It decides
+the era of each request on its own, as the 2026-07-28 versioning rules say a dual-era
+server must:
+
+* a request whose ``_meta`` holds a reserved stateless key (``protocolVersion``,
+  ``clientCapabilities`` ...), or that came over a transport that is stateless by
+  construction (a 2026-07-28 HTTP POST), or whose method exists only in that era
+  (``server/discover``, ``subscriptions/listen``), is served **statelessly**: its
+  ``_meta`` is checked (``-32602``, ``-32022``), the handler sees a per-request
+  :class:`~trimcp.nursery.SessionState` built from it, methods the era removed are
+  ``-32601``, and the result gets ``resultType``, ``serverInfo`` and, where the spec
+  asks, cache hints;
+* anything else follows the handshake-era lifecycle of the session it came on
+  (:mod:`._lifecycle`).
+
+So one stdio process or HTTP endpoint serves both: an ``initialize`` starts a session,
+a request with stateless ``_meta`` is answered on its own, whatever came before it.
+
+``tools/call``, ``prompts/get`` and ``resources/read`` may need input from the client:
+see :mod:`._mrtr` for how reverse calls become ``InputRequiredResult`` rounds here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Final, final
+
+from trimcp.binding import structure, unstructure
+from trimcp.dispatch import McpError
+from trimcp.nursery import HandlerContext, SessionState
+from trimcp.protocol import (
+    STATELESS_VERSIONS,
+    ClientCapabilities,
+    Implementation,
+    MetaProblem,
+    RequestMeta,
+    is_stateless_request,
+    read_request_meta,
+)
+from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, NO_DATA, RESOURCE_NOT_FOUND
+
+from ._lifecycle import check_request
+from ._mrtr import MRTR_METHODS, InputRound, check_response, only_input_required
+from ._request_state import RequestStateError, RequestStateSealer
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+__all__ = ["HANDSHAKE_ONLY", "STATELESS_ONLY", "CachePolicy", "EraFront"]
+
+HANDSHAKE_ONLY: Final = frozenset(
+    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
+"""Methods the stateless era removed: ``-32601`` (HTTP 404) when asked statelessly."""
+
+STATELESS_ONLY: Final = frozenset({"server/discover", "subscriptions/listen"})
+"""Methods that exist only in the stateless era: always served statelessly."""
+
+CACHEABLE: Final = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
+"""Results that must carry ``ttlMs`` and ``cacheScope`` (``server/utilities/caching``)."""
+
+RESULT_TYPE: Final = "resultType"
+
+Handler = Callable[[HandlerContext, Any], Awaitable[Any]]
+
+
+@final
+class CachePolicy:
+    """The cache hints of cacheable stateless-era results.
+
+    Args:
+      ttl_ms: how long, in milliseconds, a client may reuse a result (default 0: it may
+        keep it but must revalidate before reuse). Lists change at run time and the
+        change notifications reach only listening clients, so a long TTL is a choice
+        for servers whose lists are fixed.
+      scope: ``"public"`` (the same for every caller) or ``"private"`` (depends on who
+        asks; never shared across authorization contexts).
+      per_method: overrides by method name, ``{method: (ttl_ms, scope)}``.
+    """
+
+    def __init__(
+        self,
+        ttl_ms: int = 0,
+        scope: str = "public",
+        per_method: dict[str, tuple[int, str]] | None = None,
+    ) -> None:
+        for ttl, sc in [(ttl_ms, scope), *(per_method or {}).values()]:
+            if ttl < 0 or sc not in ("public", "private"):
+                raise ValueError(f"bad cache hint ({ttl}, {sc!r})")
+        self.ttl_ms = ttl_ms
+        self.scope = scope
+        self.per_method = dict(per_method or {})
+
+    def hints(self, method: str) -> dict[str, Any]:
+        ttl, scope = self.per_method.get(method, (self.ttl_ms, self.scope))
+        return {"ttlMs": ttl, "cacheScope": scope}
+
+
+def _binding(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """What a sealed ``requestState`` is bound to: the method, its target, its arguments."""
+    target = params.get("uri") if method == "resources/read" else params.get("name")
+    arguments = params.get("arguments")
+    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    return {
+        "method": method,
+        "target": target if isinstance(target, str) else None,
+        "arguments": hashlib.sha256(text.encode()).hexdigest(),
+    }
+
+
+@final
+class EraFront:
+    """Wraps each route of a server so that it serves both eras (see the module doc)."""
+
+    def __init__(self, server: Server, sealer: RequestStateSealer, cache: CachePolicy) -> None:
+        self.server = server
+        self.sealer = sealer
+        self.cache = cache
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        return tuple(v for v in self.server.supported_versions if v in STATELESS_VERSIONS)
+
+    def is_stateless(self, ctx: HandlerContext, method: str) -> bool:
+        if method in STATELESS_ONLY:
+            return True
+        if getattr(ctx.session_object.channel, "stateless_era", False):
+            return True
+        return is_stateless_request(ctx.params if isinstance(ctx.params, dict) else None)
+
+    def wrap(self, method: str, handler: Handler, params_type: type[Any] | None) -> Handler:
+        """The route for ``method``: era decision, checks, params structuring, result."""
+
+        async def run(ctx: HandlerContext, params: Any) -> Any:
+            if not self.is_stateless(ctx, method):
+                if method in STATELESS_ONLY:  # pragma: no cover - is_stateless covers it
+                    raise McpError(INVALID_PARAMS, "Invalid params: params._meta is required")
+                check_request(ctx.session, method)
+                if params_type is not None:
+                    params = structure(params or {}, params_type)
+                    ctx.params = params
+                return await handler(ctx, params)
+            return await self._stateless(ctx, method, handler, params_type, params)
+
+        return run
+
+    # ------------------------------------------------------------------ stateless
+    def _state(self, meta: RequestMeta) -> SessionState:
+        try:
+            capabilities = structure(meta.client_capabilities, ClientCapabilities)
+        except Exception as exc:
+            raise McpError(INVALID_PARAMS, f"Invalid params: clientCapabilities: {exc}") from None
+        info: Implementation | None = None
+        if meta.client_info is not None:
+            try:
+                info = structure(meta.client_info, Implementation)
+            except Exception:
+                info = None  # self-reported and informational: never a reason to refuse
+        server = self.server
+        return SessionState(
+            protocol_version=meta.protocol_version,
+            client_info=info,
+            server_info=server.info,
+            client_capabilities=capabilities,
+            server_capabilities=server.capabilities(),
+            instructions=server.instructions,
+            initialized=True,
+            ready=True,
+            log_level=meta.log_level,
+            stateless=True,
+        )
+
+    async def _stateless(
+        self,
+        ctx: HandlerContext,
+        method: str,
+        handler: Handler,
+        params_type: type[Any] | None,
+        params: Any,
+    ) -> Any:
+        raw = params if isinstance(params, dict) else {}
+        meta = read_request_meta(raw, self.versions)
+        if isinstance(meta, MetaProblem):
+            raise McpError(meta.code, meta.message, NO_DATA if meta.data is None else meta.data)
+        if method in HANDSHAKE_ONLY:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        ctx.state = self._state(meta)
+        inputs: InputRound | None = None
+        binding: dict[str, Any] | None = None
+        if method in MRTR_METHODS:
+            binding = _binding(method, raw)
+            inputs = InputRound(self._answers(binding, raw))
+            ctx.extension = inputs
+            raw = {k: v for k, v in raw.items() if k not in ("inputResponses", "requestState")}
+        if params_type is not None:
+            params = structure(raw, params_type)
+            ctx.params = params
+        else:
+            params = raw
+        try:
+            result = await handler(ctx, params)
+        except McpError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:  # SEP-2164: -32602 in this era
+                raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
+            raise
+        except BaseException as exc:
+            if inputs is None or not inputs.requests or not only_input_required(exc):
+                raise
+            assert binding is not None
+            asked = {key: request["method"] for key, request in inputs.requests.items()}
+            token = self.sealer.seal(binding, {"answers": inputs.answers, "asked": asked})
+            return inputs.result(token)
+        return self._finish(method, result)
+
+    def _answers(self, binding: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        """The answers so far: the sealed ones plus this retry's valid new ones."""
+        token = params.get("requestState")
+        if token is None:
+            return {}  # a first round; responses without our state are not trusted
+        if not isinstance(token, str):
+            raise McpError(INVALID_PARAMS, "Invalid params: requestState must be a string")
+        try:
+            data = self.sealer.open(binding, token)
+        except RequestStateError as exc:
+            raise McpError(
+                INVALID_PARAMS, f"Invalid params: requestState refused ({exc})"
+            ) from None
+        answers = dict(data.get("answers") or {})
+        asked: dict[str, str] = data.get("asked") or {}
+        responses = params.get("inputResponses")
+        if isinstance(responses, dict):
+            for key, method in asked.items():
+                if key in responses:
+                    answers[key] = check_response(method, responses[key])
+        return answers
+
+    def _finish(self, method: str, result: Any) -> dict[str, Any]:
+        out: dict[str, Any] = (
+            result if type(result) is dict else ({} if result is None else unstructure(result))
+        )
+        out.setdefault(RESULT_TYPE, "complete")
+        meta = out.get("_meta")
+        meta = dict(meta) if isinstance(meta, dict) else {}
+        meta.setdefault("io.modelcontextprotocol/serverInfo", self._server_info())
+        out["_meta"] = meta
+        if method in CACHEABLE:
+            for key, value in self.cache.hints(method).items():
+                out.setdefault(key, value)
+        return out
+
+    def _server_info(self) -> dict[str, Any]:
+        info: dict[str, Any] = unstructure(self.server.info)
+        return info
