@@ -96,9 +96,13 @@ from trimcp.server import asgi_app as asgi_app
 from trimcp.server import close_sse_stream as close_sse_stream
 from trimcp.server import serve_http as serve_http
 from trimcp.server import serve_stdio as serve_stdio
+from trimcp.server import serve_websocket as serve_websocket
 from trimcp.transports import stdio_command as stdio_command
 from trimcp.transports import streamable_http as streamable_http
+from trimcp.transports import websocket as websocket
 from trimcp.transports.http import HttpServerLimits as HttpServerLimits
+from trimcp.transports.websocket import WebSocketHandshakeError as WebSocketHandshakeError
+from trimcp.transports.websocket import WebSocketLimits as WebSocketLimits
 
 __version__ = "0.1.0"
 
@@ -143,6 +147,8 @@ __all__ = [
     "ToolAnnotations",
     "ToolContext",
     "ToolError",
+    "WebSocketHandshakeError",
+    "WebSocketLimits",
     "__version__",
     "asgi_app",
     "close_sse_stream",
@@ -150,6 +156,8 @@ __all__ = [
     "open_client",
     "serve_http",
     "serve_stdio",
+    "serve_websocket",
     "stdio_command",
     "streamable_http",
+    "websocket",
 ]

@@ -61,6 +61,27 @@ async def test_serve_http_on_an_ephemeral_port() -> None:
             assert await child.out.rest() == []
 
 
+async def test_serve_websocket_on_an_ephemeral_port() -> None:
+    """``--ws 127.0.0.1:0`` prints the bound ws:// URL on stderr and serves the tools there."""
+    with trio.fail_after(15):
+        async with raw_child(
+            [sys.executable, "-m", "trimcp", "serve", "--ws", "127.0.0.1:0", FIXTURE],
+            stdin=subprocess.DEVNULL,
+        ) as child:
+            line = await child.err.until(b"trimcp: serving stdio-fixture on ws://")
+            url = line.decode().rsplit(" on ", 1)[1].strip()
+            assert url.startswith("ws://127.0.0.1:")
+            async with trimcp.open_client(trimcp.websocket(url)) as client:
+                result = await client.call_tool("echo", {"text": "over ws"})
+                assert result.content[0] == trimcp.TextContent(text="over ws")
+            child.process.send_signal(signal.SIGINT)
+            with trio.fail_after(5):
+                await child.process.wait()
+            errors = b"\n".join(await child.err.rest()).decode()
+            assert child.process.returncode == 0, errors
+            assert "Traceback" not in errors
+
+
 async def test_module_target_serves() -> None:
     """``package.module:NAME`` targets import normally (here with the file's folder on the path)."""
     with trio.fail_after(10):

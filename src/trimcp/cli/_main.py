@@ -18,7 +18,7 @@ from typing import Any, cast
 
 import trio
 
-from trimcp.server import Server, serve_stdio
+from trimcp.server import Server, serve_stdio, serve_websocket
 
 from ._loader import LoadError, load_server
 
@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
     serve = commands.add_parser(
         "serve",
-        help="serve a trimcp.Server over stdio (or HTTP)",
+        help="serve a trimcp.Server over stdio (or HTTP, or WebSocket)",
         description="Load the Server object NAME (default 'server') and serve it.",
     )
     serve.add_argument("target", metavar="TARGET", help="FILE.py[:NAME] or package.module[:NAME]")
@@ -76,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         type=parse_host_port,
         help="serve Streamable HTTP on HOST:PORT instead of stdio",
+    )
+    serve.add_argument(
+        "--ws",
+        metavar="HOST:PORT",
+        type=parse_host_port,
+        help="serve MCP over WebSocket on ws://HOST:PORT/mcp instead of stdio",
     )
     serve.set_defaults(func=_cmd_serve)
     return parser
@@ -109,7 +115,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         server = load_server(args.target)
     except LoadError as exc:
         return _fail(str(exc))
-    if serve_http is not None:
+    if args.ws is not None:
+        host, port = args.ws
+        trio.run(_run_http, serve_websocket, server, host, port, "ws")
+    elif serve_http is not None:
         host, port = args.http
         trio.run(_run_http, serve_http, server, host, port)
     else:
@@ -118,7 +127,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _run_http(serve_http: Callable[..., Any], server: Server, host: str, port: int) -> None:
+async def _run_http(
+    serve_http: Callable[..., Any], server: Server, host: str, port: int, scheme: str = "http"
+) -> None:
     """Serve until SIGINT or SIGTERM, then stop by cancellation (exit status 0).
 
     The signals are taken over rather than left to raise ``KeyboardInterrupt``, which
@@ -131,7 +142,7 @@ async def _run_http(serve_http: Callable[..., Any], server: Server, host: str, p
             shown = f"[{host}]" if ":" in host else host
             # On stderr whatever the log level: with port 0 this is how to learn the port.
             print(
-                f"trimcp: serving {server.info.name} on http://{shown}:{bound}/mcp",
+                f"trimcp: serving {server.info.name} on {scheme}://{shown}:{bound}/mcp",
                 file=sys.stderr,
                 flush=True,
             )

@@ -19,6 +19,7 @@ from ._stdio import serve_stdio as serve_stdio
 from ._tools import ToolError as ToolError
 from ._uri_template import UriTemplate as UriTemplate
 from ._uri_template import UriTemplateError as UriTemplateError
+from ._websocket import serve_websocket as serve_websocket
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -39,4 +40,5 @@ __all__ = [
     "close_sse_stream",
     "serve_http",
     "serve_stdio",
+    "serve_websocket",
 ]

@@ -11,6 +11,9 @@ from ._stream import DEFAULT_RECEIVE_SIZE as DEFAULT_RECEIVE_SIZE
 from ._stream import StreamChannel as StreamChannel
 from .http import StreamableHttp as StreamableHttp
 from .http import streamable_http as streamable_http
+from .websocket import WebSocketLimits as WebSocketLimits
+from .websocket import WebSocketTransport as WebSocketTransport
+from .websocket import websocket as websocket
 
 __all__ = [
     "DEFAULT_MEMORY_BUFFER",
@@ -20,8 +23,11 @@ __all__ = [
     "StdioCommand",
     "StreamChannel",
     "StreamableHttp",
+    "WebSocketLimits",
+    "WebSocketTransport",
     "memory_channel_pair",
     "open_stdio_channel",
     "stdio_command",
     "streamable_http",
+    "websocket",
 ]

@@ -41,6 +41,8 @@ from trimcp.wire import (
     encode,
 )
 
+from ..websocket._asgi import serve_asgi_websocket
+from ..websocket._limits import WebSocketLimits
 from ._asgi_io import (
     ClientGone,
     Receive,
@@ -94,6 +96,8 @@ class StreamableHttpApp:
       event_store: a factory of one :class:`EventStore` per session, or ``None`` to
         make streams not resumable (default: a bounded :class:`MemoryEventStore`).
       standalone_get: ``False`` answers every GET with 405.
+      websocket_limits: bounds of MCP over WebSocket, which the app serves on ``path``
+        to ASGI ``websocket`` connections (subprotocol ``mcp``), except when stateless.
       legacy_sse: also serve the 2024-11-05 HTTP+SSE transport for old clients
         (:mod:`._legacy_sse`), at ``sse_path`` and ``messages_path``; never when
         ``stateless``.
@@ -113,8 +117,11 @@ class StreamableHttpApp:
         legacy_sse: bool = True,
         sse_path: str = "/sse",
         messages_path: str = "/messages",
+        websocket_limits: WebSocketLimits | None = None,
     ) -> None:
         self.path = path
+        #: Bounds of the WebSocket connections served on ``path`` (not when stateless).
+        self.websocket_limits = websocket_limits or WebSocketLimits()
         self.limits = limits or HttpServerLimits()
         self.host_policy = host_policy or HostPolicy()
         self.supported_versions = supported_versions
@@ -154,7 +161,17 @@ class StreamableHttpApp:
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
         elif scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
+            if scope.get("path") != self.path or self.stateless:
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            await serve_asgi_websocket(
+                scope,
+                receive,
+                send,
+                self.manager.serve_session,
+                host_policy=self.host_policy,
+                limits=self.websocket_limits,
+            )
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         message = await receive()

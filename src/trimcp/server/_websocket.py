@@ -1,0 +1,87 @@
+"""Serve a :class:`Server` over WebSocket on a lean wsproto server.
+
+``port = await nursery.start(serve_websocket, server)`` listens on
+``ws://host:port/mcp`` and serves one session per connection until cancelled. For an
+ASGI deployment instead, the app of :func:`~trimcp.asgi_app` accepts WebSocket
+connections on its endpoint path (``serve_http(engine="hypercorn")`` does that).
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+
+import trio
+
+from trimcp.transports.http import HostPolicy, is_loopback
+from trimcp.transports.websocket import (
+    WebSocketChannel,
+    WebSocketLimits,
+    accept_websocket,
+)
+from trimcp.transports.websocket._accept import refuse
+
+from ._server import Server
+
+__all__ = ["DEFAULT_WEBSOCKET_PORT", "serve_websocket"]
+
+logger = logging.getLogger("trimcp.server")
+
+DEFAULT_WEBSOCKET_PORT = 8765
+
+
+async def serve_websocket(
+    server: Server,
+    *,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_WEBSOCKET_PORT,
+    path: str = "/mcp",
+    limits: WebSocketLimits | None = None,
+    host_policy: HostPolicy | None = None,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``server`` on ``ws://host:port{path}`` until cancelled.
+
+    ``task_status.started()`` reports the bound port (``port=0`` picks a free one).
+    Bounds are in ``limits``: past ``max_connections`` a new client is refused with 503.
+    The DNS-rebinding guard is on, as for :func:`~trimcp.serve_http`: bound to
+    loopback, ``Host`` and ``Origin`` must name loopback. Cancellation ends every
+    session and closes every connection.
+    """
+    limits = limits or WebSocketLimits()
+    if host_policy is None:
+        loopback = is_loopback(host)
+        if not loopback:
+            logger.warning(
+                "serving WebSocket on %s without a host_policy: Origin is checked against "
+                "Host, and Host is not checked",
+                host,
+            )
+        host_policy = HostPolicy(loopback=loopback)
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    bound: int = listeners[0].socket.getsockname()[1]
+    active = 0
+
+    async def handle(stream: trio.SocketStream) -> None:
+        nonlocal active
+        if active >= limits.max_connections:
+            await refuse(stream, None, 503, "too many WebSocket connections; retry later")
+            return
+        active += 1
+        try:
+            messages = await accept_websocket(
+                stream, path=path, host_policy=host_policy, local_host=host, limits=limits
+            )
+            if messages is None:
+                return
+            channel = WebSocketChannel(messages)
+            try:
+                await server.serve_channel(channel)
+            finally:
+                await channel.aclose()
+        finally:
+            active -= 1
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(trio.serve_listeners, handle, listeners))
+        task_status.started(bound)

@@ -1,0 +1,34 @@
+"""MCP over WebSocket (wsproto): one JSON-RPC message per text message, subprotocol ``mcp``.
+
+The client is :func:`websocket`; servers are the lean ``trimcp.serve_websocket`` and,
+for mounting, the Streamable HTTP ASGI app, which also serves WebSocket connections on
+its endpoint path under any ASGI server (hypercorn included).
+"""
+
+from ._accept import accept_websocket as accept_websocket
+from ._asgi import AsgiMessages as AsgiMessages
+from ._asgi import serve_asgi_websocket as serve_asgi_websocket
+from ._channel import WebSocketChannel as WebSocketChannel
+from ._client import WebSocketHandshakeError as WebSocketHandshakeError
+from ._client import WebSocketTransport as WebSocketTransport
+from ._client import websocket as websocket
+from ._frames import MessageIO as MessageIO
+from ._frames import MessageTooBig as MessageTooBig
+from ._frames import WsprotoMessages as WsprotoMessages
+from ._limits import SUBPROTOCOL as SUBPROTOCOL
+from ._limits import WebSocketLimits as WebSocketLimits
+
+__all__ = [
+    "SUBPROTOCOL",
+    "AsgiMessages",
+    "MessageIO",
+    "MessageTooBig",
+    "WebSocketChannel",
+    "WebSocketHandshakeError",
+    "WebSocketLimits",
+    "WebSocketTransport",
+    "WsprotoMessages",
+    "accept_websocket",
+    "serve_asgi_websocket",
+    "websocket",
+]

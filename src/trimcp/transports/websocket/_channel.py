@@ -1,0 +1,79 @@
+"""A :class:`~trimcp.nursery.MessageChannel` over WebSocket messages.
+
+Each WebSocket text message carries exactly one JSON-RPC message (or, in 2025-03-26,
+one batch array), with no further framing. A text message that does not decode is
+answered with the error the wire layer attached (``-32700``, ``-32600`` ...) and
+reading goes on: a WebSocket keeps its message boundaries, so a bad message never
+desynchronises the stream. A binary message is not MCP: the connection is closed with
+1003. A message over the size bound is closed with 1009 (see :mod:`._frames`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import final
+
+import trio
+
+from trimcp.protocol import Feature, supports
+from trimcp.wire import ErrorResponse, Message, RemoteProtocolError, RequestId, decode, encode
+
+from ._frames import CLOSE_NORMAL, CLOSE_UNSUPPORTED, MessageIO, MessageTooBig
+
+__all__ = ["WebSocketChannel"]
+
+logger = logging.getLogger("trimcp.websocket")
+
+
+@final
+class WebSocketChannel:
+    """One MCP peer over a WebSocket; implements :class:`trimcp.nursery.MessageChannel`.
+
+    Args:
+      io: whole messages in both directions (wsproto over a socket, or an ASGI server).
+    """
+
+    def __init__(self, io: MessageIO) -> None:
+        self._io = io
+        self._allow_batch = False
+        self._batch: deque[Message] = deque()
+        #: Messages that did not decode and were answered with an error.
+        self.rejected = 0
+
+    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+        await self._io.send_text(encode(message).decode("utf-8"))
+
+    async def receive(self) -> Message:
+        if self._batch:
+            return self._batch.popleft()
+        while True:
+            try:
+                data = await self._io.receive()
+            except MessageTooBig as exc:
+                raise trio.BrokenResourceError(str(exc)) from None
+            if isinstance(data, bytes):
+                await self._io.close(CLOSE_UNSUPPORTED, "MCP messages are text")
+                raise trio.BrokenResourceError("the peer sent a binary message")
+            try:
+                decoded = decode(data, allow_batch=self._allow_batch)
+            except RemoteProtocolError as exc:
+                await self._reject(exc)
+                continue
+            if isinstance(decoded, list):
+                self._batch.extend(decoded[1:])
+                return decoded[0]
+            return decoded
+
+    async def _reject(self, exc: RemoteProtocolError) -> None:
+        self.rejected += 1
+        logger.info("rejected WebSocket message: %s", exc)
+        hint: ErrorResponse | None = exc.error_hint
+        if hint is not None:
+            await self.send(hint)
+
+    async def aclose(self) -> None:
+        await self._io.close(CLOSE_NORMAL)
+
+    def negotiated(self, protocol_version: str) -> None:
+        self._allow_batch = supports(protocol_version, Feature.JSONRPC_BATCH)

@@ -1,0 +1,190 @@
+"""The WebSocket client transport: wsproto over a Trio TCP (or TLS) stream.
+
+``open_client(websocket("ws://127.0.0.1:8765/mcp"))`` opens one connection, offers the
+``mcp`` subprotocol, and carries the session over it until the block ends, when it
+closes with 1000. A refused handshake raises :class:`WebSocketHandshakeError` with the
+server's status; a connection that breaks later ends the session, failing every waiting
+call with :class:`~trimcp.ConnectionClosedError`.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import final
+from urllib.parse import urlsplit
+
+import attrs
+import trio
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import AcceptConnection, Event, RejectConnection, RejectData, Request
+from wsproto.utilities import RemoteProtocolError as WsRemoteProtocolError
+
+from trimcp.nursery import MessageChannel
+
+from ._channel import WebSocketChannel
+from ._frames import WsprotoMessages
+from ._limits import SUBPROTOCOL, WebSocketLimits
+
+__all__ = ["WebSocketHandshakeError", "WebSocketTransport", "websocket"]
+
+
+class WebSocketHandshakeError(ConnectionError):
+    """The server refused the WebSocket handshake, or it could not be completed.
+
+    ``status`` is the HTTP status of a refusal (``None`` when none came).
+    """
+
+    def __init__(self, message: str, status: int | None = None, body: bytes = b"") -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+@attrs.frozen
+class _Target:
+    host: str
+    port: int
+    tls: bool
+    resource: str
+    authority: str
+
+
+def _target(url: str) -> _Target:
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        raise ValueError(f"a WebSocket URL is ws:// or wss:// with a host, got {url!r}")
+    tls = parts.scheme == "wss"
+    port = parts.port or (443 if tls else 80)
+    resource = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return _Target(parts.hostname, port, tls, resource, parts.netloc)
+
+
+@final
+@attrs.frozen
+class WebSocketTransport:
+    """A :class:`~trimcp.transports.ClientTransport` for an MCP server over WebSocket.
+
+    Attributes:
+      url: ``ws://`` or ``wss://`` URL of the endpoint.
+      headers: extra handshake headers (``Authorization`` ...).
+      ssl_context: for ``wss://`` (default: the system's trust store).
+      limits: message size and handshake/close timeouts (:class:`WebSocketLimits`).
+    """
+
+    url: str
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    ssl_context: ssl.SSLContext | None = None
+    limits: WebSocketLimits = attrs.field(factory=WebSocketLimits)
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[MessageChannel]:
+        messages = await self._open()
+        channel = WebSocketChannel(messages)
+        try:
+            yield channel
+        finally:
+            await channel.aclose()
+
+    async def _open(self) -> WsprotoMessages:
+        target = _target(self.url)
+        with trio.move_on_after(self.limits.handshake_timeout) as scope:
+            stream = await self._stream(target)
+            try:
+                return await self._handshake(stream, target)
+            except BaseException:
+                await trio.aclose_forcefully(stream)
+                raise
+        assert scope.cancelled_caught
+        raise WebSocketHandshakeError(
+            f"the WebSocket handshake with {target.authority} took over "
+            f"{self.limits.handshake_timeout} s"
+        )
+
+    async def _stream(self, target: _Target) -> trio.abc.Stream:
+        try:
+            stream: trio.abc.Stream = await trio.open_tcp_stream(target.host, target.port)
+        except OSError as exc:
+            raise WebSocketHandshakeError(
+                f"cannot connect to {target.authority}: {exc.strerror or exc}"
+            ) from exc
+        if not target.tls:
+            return stream
+        context = self.ssl_context or ssl.create_default_context()
+        tls = trio.SSLStream(stream, context, server_hostname=target.host, https_compatible=True)
+        try:
+            await tls.do_handshake()
+        except (trio.BrokenResourceError, OSError) as exc:
+            await trio.aclose_forcefully(stream)
+            raise WebSocketHandshakeError(
+                f"TLS handshake with {target.authority} failed: {exc}"
+            ) from exc
+        return tls
+
+    async def _handshake(self, stream: trio.abc.Stream, target: _Target) -> WsprotoMessages:
+        ws = WSConnection(ConnectionType.CLIENT)
+        request = Request(
+            host=target.authority,
+            target=target.resource,
+            subprotocols=[SUBPROTOCOL],
+            extra_headers=[(k.encode(), v.encode()) for k, v in self.headers.items()],
+        )
+        await stream.send_all(ws.send(request))
+        pending: deque[Event] = deque()
+        refusal: RejectConnection | None = None
+        body = b""
+        while True:
+            data = await stream.receive_some(self.limits.receive_size)
+            if not data:
+                status = refusal.status_code if refusal is not None else None
+                raise WebSocketHandshakeError(
+                    f"{target.authority} closed the connection during the handshake", status, body
+                )
+            try:
+                ws.receive_data(bytes(data))
+                events = list(ws.events())
+            except WsRemoteProtocolError as exc:
+                raise WebSocketHandshakeError(f"bad handshake answer: {exc}") from None
+            for event in events:
+                if isinstance(event, AcceptConnection):
+                    if event.subprotocol != SUBPROTOCOL:
+                        raise WebSocketHandshakeError(
+                            f"the server did not select the {SUBPROTOCOL!r} subprotocol"
+                        )
+                    pending.extend(events[events.index(event) + 1 :])
+                    return WsprotoMessages(stream, ws, self.limits, pending)
+                if isinstance(event, RejectConnection):
+                    refusal = event
+                    if not event.has_body:
+                        break
+                elif isinstance(event, RejectData):
+                    body = (body + event.data)[: self.limits.max_header_bytes]
+                    if event.body_finished:
+                        break
+            else:
+                continue
+            assert refusal is not None
+            raise WebSocketHandshakeError(
+                f"{target.authority} refused the WebSocket handshake with "
+                f"HTTP {refusal.status_code}: {body.decode('utf-8', 'replace')[:200]}",
+                refusal.status_code,
+                body,
+            )
+
+
+def websocket(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+    limits: WebSocketLimits | None = None,
+) -> WebSocketTransport:
+    """Describe an MCP server at a ``ws://`` / ``wss://`` URL; pass it to ``open_client``."""
+    return WebSocketTransport(
+        url=url,
+        headers=dict(headers or {}),
+        ssl_context=ssl_context,
+        limits=limits or WebSocketLimits(),
+    )

@@ -1,0 +1,38 @@
+"""The bounds of the WebSocket transport, with their defaults."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import attrs
+
+__all__ = ["SUBPROTOCOL", "WebSocketLimits"]
+
+SUBPROTOCOL: Final = "mcp"
+"""The WebSocket subprotocol both ends name in the handshake (``Sec-WebSocket-Protocol``)."""
+
+
+@attrs.frozen
+class WebSocketLimits:
+    """Every bound of a WebSocket endpoint or client (all have defaults).
+
+    Attributes:
+      max_message: bytes in one message, all its frames together (default 4 MiB, as a
+        Streamable HTTP body). A larger one closes the connection with 1009.
+      receive_size: bytes asked of the socket per read (default 64 KiB).
+      max_connections: connections the lean server (``serve_websocket``) serves at
+        once (default 1000); further clients wait in the listen backlog.
+      handshake_timeout: seconds the opening handshake may take, on either side
+        (default 10); a slower one is refused (408) or fails.
+      max_header_bytes: bytes of the handshake's request line and headers (default
+        16 KiB); more is refused with 431.
+      close_timeout: seconds the closing handshake may take before the socket is simply
+        closed (default 2).
+    """
+
+    max_message: int = 4 * 1024 * 1024
+    receive_size: int = 64 * 1024
+    max_connections: int = 1000
+    handshake_timeout: float = 10.0
+    max_header_bytes: int = 16 * 1024
+    close_timeout: float = 2.0

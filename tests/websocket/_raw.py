@@ -1,0 +1,109 @@
+"""A raw wsproto client for the WebSocket tests: sends exactly what a test says."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import Any
+
+import trio
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import (
+    AcceptConnection,
+    BytesMessage,
+    CloseConnection,
+    Event,
+    RejectConnection,
+    Request,
+    TextMessage,
+)
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+
+
+class RawWebSocket:
+    """One raw client connection; ``closed`` holds the server's close code once seen."""
+
+    def __init__(self, stream: trio.SocketStream, ws: WSConnection) -> None:
+        self.stream = stream
+        self.ws = ws
+        self.events: deque[Event] = deque()
+        self.closed: int | None = None
+
+    async def _fill(self) -> None:
+        data = await self.stream.receive_some(65536)
+        if not data:
+            raise EOFError
+        self.ws.receive_data(data)
+        self.events.extend(self.ws.events())
+
+    async def send_text(self, text: str) -> None:
+        await self.stream.send_all(self.ws.send(TextMessage(data=text)))
+
+    async def send_bytes(self, data: bytes) -> None:
+        await self.stream.send_all(self.ws.send(BytesMessage(data=data)))
+
+    async def send_json(self, value: Any) -> None:
+        await self.send_text(json.dumps(value))
+
+    async def receive_json(self) -> Any:
+        parts: list[str] = []
+        while True:
+            while not self.events:
+                await self._fill()
+            event = self.events.popleft()
+            if isinstance(event, TextMessage):
+                parts.append(event.data)
+                if event.message_finished:
+                    return json.loads("".join(parts))
+            elif isinstance(event, CloseConnection):
+                self.closed = event.code
+                raise EOFError(f"closed with {event.code}")
+
+    async def wait_closed(self) -> int:
+        while self.closed is None:
+            try:
+                await self.receive_json()
+            except EOFError:
+                break
+        assert self.closed is not None
+        return self.closed
+
+
+async def handshake(
+    port: int,
+    *,
+    path: str = "/mcp",
+    subprotocols: tuple[str, ...] = ("mcp",),
+    headers: tuple[tuple[bytes, bytes], ...] = (),
+    host: str | None = None,
+) -> RawWebSocket | int:
+    """Open a connection: the client on acceptance, else the refusal's HTTP status."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    ws = WSConnection(ConnectionType.CLIENT)
+    request = Request(
+        host=host or f"127.0.0.1:{port}",
+        target=path,
+        subprotocols=list(subprotocols),
+        extra_headers=list(headers),
+    )
+    await stream.send_all(ws.send(request))
+    raw = RawWebSocket(stream, ws)
+    while True:
+        await raw._fill()
+        while raw.events:
+            event = raw.events.popleft()
+            if isinstance(event, AcceptConnection):
+                return raw
+            if isinstance(event, RejectConnection):
+                await stream.aclose()
+                return event.status_code

@@ -1,0 +1,301 @@
+"""MCP over WebSocket: trimcp's client and servers (lean wsproto, and ASGI under hypercorn),
+bad input, refused handshakes and bounds. Real sockets on 127.0.0.1 only."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+from wsproto.events import TextMessage
+
+import trimcp
+from trimcp.protocol import CreateMessageResult, TextContent
+from trimcp.transports.http import HostPolicy
+from trimcp.transports.websocket import WebSocketChannel, accept_websocket
+
+from ._raw import INIT, RawWebSocket, handshake
+
+
+def make_server() -> trimcp.Server:
+    server = trimcp.Server("ws-test", version="1.0")
+    state: dict[str, Any] = {"started": trio.Event(), "cancelled": trio.Event()}
+    server.test_state = state  # type: ignore[attr-defined]
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Return the text."""
+        return text
+
+    @server.tool()
+    async def chatty(ctx: trimcp.ToolContext, count: int = 3) -> str:
+        """Report progress, then answer."""
+        for i in range(count):
+            await ctx.report_progress(i, count)
+        return "done"
+
+    @server.tool()
+    async def ask(ctx: trimcp.ToolContext, prompt: str) -> str:
+        """Ask the client's model (a reverse call over the same socket)."""
+        result = await ctx.sample(prompt, max_tokens=10)
+        return f"model said: {getattr(result.content, 'text', '?')}"
+
+    @server.tool()
+    async def park(ctx: trimcp.ToolContext) -> str:
+        """Wait until cancelled."""
+        state["started"].set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            state["cancelled"].set()
+        return "unreachable"  # pragma: no cover
+
+    return server
+
+
+@asynccontextmanager
+async def lean(server: trimcp.Server, **options: Any) -> AsyncIterator[int]:
+    async with trio.open_nursery() as nursery:
+        port: int = await nursery.start(
+            lambda task_status: trimcp.serve_websocket(
+                server, port=0, task_status=task_status, **options
+            )
+        )
+        yield port
+        nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def on_hypercorn(server: trimcp.Server) -> AsyncIterator[int]:
+    async with trio.open_nursery() as nursery:
+        port: int = await nursery.start(
+            lambda task_status: trimcp.serve_http(
+                server, port=0, engine="hypercorn", task_status=task_status
+            )
+        )
+        yield port
+        nursery.cancel_scope.cancel()
+
+
+async def sampling(ctx: object, params: trimcp.CreateMessageParams) -> CreateMessageResult:
+    return CreateMessageResult(role="assistant", content=TextContent(text="yes"), model="m")
+
+
+async def exercise(server: trimcp.Server, url: str) -> None:
+    """Tools, progress, a reverse call and a cancelled call over one WebSocket session."""
+    state = server.test_state  # type: ignore[attr-defined]
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    async with trimcp.open_client(trimcp.websocket(url), sampling=sampling) as client:
+        assert client.server_info.name == "ws-test"
+        assert {tool.name for tool in await client.list_all_tools()} >= {"echo", "park"}
+        echo = await client.call_tool("echo", {"text": "héllo"})
+        assert echo.content[0].text == "héllo"  # type: ignore[union-attr]
+        chatty = await client.call_tool("chatty", {"count": 3}, on_progress=on_progress)
+        assert chatty.content[0].text == "done"  # type: ignore[union-attr]
+        ask = await client.call_tool("ask", {"prompt": "q"})
+        assert ask.content[0].text == "model said: yes"  # type: ignore[union-attr]
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(client.call_tool, "park", {})
+            await state["started"].wait()
+            nursery.cancel_scope.cancel()
+        await state["cancelled"].wait()  # notifications/cancelled reached the handler
+        assert (await client.call_tool("echo", {"text": "after"})).content[0].text == "after"  # type: ignore[union-attr]
+    assert progress == [0, 1, 2]
+
+
+async def test_client_and_lean_server() -> None:
+    server = make_server()
+    with trio.fail_after(20):
+        async with lean(server) as port:
+            await exercise(server, f"ws://127.0.0.1:{port}/mcp")
+
+
+async def test_session_ends_when_the_client_closes() -> None:
+    """The server's session ends by itself once the client closes (no task left behind)."""
+    server = make_server()
+    ended = trio.Event()
+
+    async def handle(stream: trio.SocketStream) -> None:
+        messages = await accept_websocket(
+            stream,
+            path="/mcp",
+            host_policy=HostPolicy(loopback=True),
+            local_host="127.0.0.1",
+            limits=trimcp.WebSocketLimits(),
+        )
+        assert messages is not None
+        await server.serve_channel(WebSocketChannel(messages))
+        ended.set()
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+            port = listeners[0].socket.getsockname()[1]
+            nursery.start_soon(trio.serve_listeners, handle, listeners)
+            async with trimcp.open_client(trimcp.websocket(f"ws://127.0.0.1:{port}/mcp")) as c:
+                await c.call_tool("echo", {"text": "x"})
+                assert len(server.sessions) == 1
+            await ended.wait()
+            assert not server.sessions
+            nursery.cancel_scope.cancel()
+
+
+async def test_client_and_asgi_app_under_hypercorn() -> None:
+    server = make_server()
+    with trio.fail_after(20):
+        async with on_hypercorn(server) as port:
+            await exercise(server, f"ws://127.0.0.1:{port}/mcp")
+
+
+async def test_bad_messages_are_answered_and_the_session_goes_on() -> None:
+    server = make_server()
+    with trio.fail_after(20):
+        async with lean(server) as port:
+            raw = await handshake(port)
+            assert isinstance(raw, RawWebSocket)
+            await raw.send_json(INIT)
+            assert (await raw.receive_json())["id"] == 0
+            await raw.send_json({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            await raw.send_text("{not json")
+            assert (await raw.receive_json())["error"]["code"] == -32700
+            await raw.send_text('{"jsonrpc": "2.0", "id": 1}')
+            assert (await raw.receive_json())["error"]["code"] == -32600
+            await raw.send_text('[{"jsonrpc": "2.0", "id": 2, "method": "ping"}]')
+            answer = await raw.receive_json()  # no batches after 2025-03-26
+            assert answer["error"]["code"] == -32600
+            await raw.send_json({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+            assert await raw.receive_json() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+            await raw.stream.aclose()
+
+
+async def test_binary_message_closes_with_1003() -> None:
+    server = make_server()
+    with trio.fail_after(20):
+        async with lean(server) as port:
+            raw = await handshake(port)
+            assert isinstance(raw, RawWebSocket)
+            await raw.send_bytes(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}')
+            assert await raw.wait_closed() == 1003
+            await raw.stream.aclose()
+
+
+async def test_oversized_message_closes_with_1009_and_others_are_untouched() -> None:
+    server = make_server()
+    limits = trimcp.WebSocketLimits(max_message=4096)
+    with trio.fail_after(20):
+        async with lean(server, limits=limits) as port:
+            url = f"ws://127.0.0.1:{port}/mcp"
+            async with trimcp.open_client(trimcp.websocket(url)) as bystander:
+                raw = await handshake(port)
+                assert isinstance(raw, RawWebSocket)
+                # Sent in several frames: the bound is on the whole message.
+                for _ in range(3):
+                    part = TextMessage(data="x" * 2000, message_finished=False)
+                    await raw.stream.send_all(raw.ws.send(part))
+                assert await raw.wait_closed() == 1009
+                await raw.stream.aclose()
+                echo = await bystander.call_tool("echo", {"text": "still here"})
+                assert echo.content[0].text == "still here"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "status"),
+    [
+        ({"path": "/other"}, 404),
+        ({"subprotocols": ()}, 400),
+        ({"headers": ((b"origin", b"http://evil.example"),)}, 403),
+        ({"host": "evil.example"}, 403),
+    ],
+)
+async def test_refused_handshakes(kwargs: dict[str, Any], status: int) -> None:
+    with trio.fail_after(20):
+        async with lean(make_server()) as port:
+            assert await handshake(port, **kwargs) == status
+
+
+async def test_plain_http_and_slow_handshakes_are_refused() -> None:
+    limits = trimcp.WebSocketLimits(handshake_timeout=0.5)
+    with trio.fail_after(20):
+        async with lean(make_server(), limits=limits) as port:
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            await stream.send_all(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert (await stream.receive_some(1000)).startswith(b"HTTP/1.1 400")
+            await stream.aclose()
+            slow = await trio.open_tcp_stream("127.0.0.1", port)
+            await slow.send_all(b"GET /mcp HTTP/1.1\r\n")
+            reply = b""
+            while chunk := await slow.receive_some(1000):
+                reply += chunk
+            assert reply.startswith(b"HTTP/1.1 408")
+            await slow.aclose()
+
+
+async def test_connection_cap_answers_503() -> None:
+    limits = trimcp.WebSocketLimits(max_connections=1)
+    with trio.fail_after(20):
+        async with lean(make_server(), limits=limits) as port:
+            first = await handshake(port)
+            assert isinstance(first, RawWebSocket)
+            assert await handshake(port) == 503
+            await first.stream.aclose()
+
+
+async def test_client_reports_refusals_with_their_status() -> None:
+    with trio.fail_after(20):
+        async with lean(make_server()) as port:
+            transport = trimcp.websocket(f"ws://127.0.0.1:{port}/nope")
+            with pytest.raises(trimcp.WebSocketHandshakeError) as info:
+                async with trimcp.open_client(transport):
+                    pass  # pragma: no cover
+            assert info.value.status == 404
+            assert "404" in str(info.value)
+
+
+async def test_stateless_app_refuses_websocket() -> None:
+    app = trimcp.asgi_app(make_server(), stateless=True)
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: Any) -> None:
+        sent.append(dict(message))
+
+    scope = {"type": "websocket", "path": "/mcp", "headers": [], "subprotocols": ["mcp"]}
+    await app(scope, receive, send)
+    assert sent == [{"type": "websocket.close", "code": 1008}]
+
+
+async def test_server_going_away_fails_pending_calls() -> None:
+    server = make_server()
+    state = server.test_state  # type: ignore[attr-defined]
+    with trio.fail_after(20):
+        async with trio.open_nursery() as outer:
+            serving = trio.CancelScope()
+
+            async def run(task_status: trio.TaskStatus[int]) -> None:
+                with serving:
+                    await trimcp.serve_websocket(server, port=0, task_status=task_status)
+
+            port = await outer.start(run)
+            url = f"ws://127.0.0.1:{port}/mcp"
+            async with (
+                trimcp.open_client(trimcp.websocket(url)) as c,
+                trio.open_nursery() as nursery,
+            ):
+
+                async def call() -> None:
+                    with pytest.raises(trimcp.ConnectionClosedError):
+                        await c.call_tool("park", {})
+
+                nursery.start_soon(call)
+                await state["started"].wait()
+                serving.cancel()
+    assert state["cancelled"].is_set()  # the handler was cancelled with its session
