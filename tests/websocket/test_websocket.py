@@ -69,11 +69,11 @@ async def lean(server: trimcp.Server, **options: Any) -> AsyncIterator[int]:
 
 
 @asynccontextmanager
-async def on_hypercorn(server: trimcp.Server) -> AsyncIterator[int]:
+async def on_http(server: trimcp.Server, engine: str, **options: Any) -> AsyncIterator[int]:
     async with trio.open_nursery() as nursery:
         port: int = await nursery.start(
             lambda task_status: trimcp.serve_http(
-                server, port=0, engine="hypercorn", task_status=task_status
+                server, port=0, engine=engine, task_status=task_status, **options
             )
         )
         yield port
@@ -147,11 +147,73 @@ async def test_session_ends_when_the_client_closes() -> None:
             nursery.cancel_scope.cancel()
 
 
-async def test_client_and_asgi_app_under_hypercorn() -> None:
+ENGINES = pytest.mark.parametrize("engine", ["h11", "hypercorn"])
+
+
+@ENGINES
+async def test_client_and_the_http_endpoint(engine: str) -> None:
+    """serve_http serves WebSocket on the Streamable HTTP endpoint, on both engines."""
     server = make_server()
     with trio.fail_after(20):
-        async with on_hypercorn(server) as port:
+        async with on_http(server, engine) as port:
             await exercise(server, f"ws://127.0.0.1:{port}/mcp")
+            # ... and Streamable HTTP on the same port, at the same time.
+            transport = trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp")
+            async with trimcp.open_client(transport) as client:
+                echo = await client.call_tool("echo", {"text": "http"})
+                assert echo.content[0].text == "http"  # type: ignore[union-attr]
+
+
+@ENGINES
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"path": "/other"},
+        {"subprotocols": ()},
+        {"headers": ((b"origin", b"http://evil.example"),)},
+    ],
+)
+async def test_the_http_endpoint_refuses_bad_handshakes(
+    engine: str, kwargs: dict[str, Any]
+) -> None:
+    with trio.fail_after(20):
+        async with on_http(make_server(), engine) as port:
+            status = await handshake(port, **kwargs)
+            assert isinstance(status, int)
+            assert 400 <= status < 500
+
+
+async def test_h11_engine_bounds_websocket_messages() -> None:
+    server = make_server()
+    limits = trimcp.WebSocketLimits(max_message=4096)
+    with trio.fail_after(20):
+        async with on_http(server, "h11", websocket_limits=limits) as port:
+            raw = await handshake(port)
+            assert isinstance(raw, RawWebSocket)
+            await raw.send_json(INIT)
+            assert (await raw.receive_json())["result"]["serverInfo"]["name"] == "ws-test"
+            await raw.send_text("{oops")
+            assert (await raw.receive_json())["error"]["code"] == -32700
+            await raw.send_text("x" * 5000)
+            assert await raw.wait_closed() == 1009
+            await raw.stream.aclose()
+
+
+async def test_h11_engine_refuses_a_bad_websocket_version() -> None:
+    with trio.fail_after(20):
+        async with on_http(make_server(), "h11") as port:
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            await stream.send_all(
+                b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                b"Sec-WebSocket-Version: 8\r\nSec-WebSocket-Protocol: mcp\r\n\r\n"
+            )
+            reply = b""
+            while chunk := await stream.receive_some(1000):
+                reply += chunk
+            assert reply.startswith(b"HTTP/1.1 400")
+            assert b"Sec-WebSocket-Version" in reply
+            await stream.aclose()
 
 
 async def test_bad_messages_are_answered_and_the_session_goes_on() -> None:

@@ -31,7 +31,9 @@ from urllib.parse import unquote
 import h11
 import trio
 
+from ..websocket._limits import WebSocketLimits
 from ._asgi_io import Scope
+from ._h11_websocket import H11WebSocket, is_websocket_upgrade
 from ._server_limits import HttpServerLimits
 
 __all__ = ["AsgiApp", "H11Connection"]
@@ -122,6 +124,9 @@ class H11Connection:
                 await self._refuse(exc.error_status_hint, f"Bad Request: {exc}")
                 return True
             if request is None:
+                return False
+            if is_websocket_upgrade(request):
+                await self._serve_websocket(request)
                 return False
             await self._serve(request)
             if self.broken:
@@ -217,6 +222,29 @@ class H11Connection:
                 await self._refuse(500, "Internal Server Error")
         elif not self.complete:
             self.broken = True  # a response cut short cannot be framed: close
+
+    async def _serve_websocket(self, request: h11.Request) -> None:
+        """Hand an upgrade request to the app as a ``websocket`` scope (the connection
+        ends with it)."""
+        limits = getattr(self.app, "websocket_limits", None) or WebSocketLimits()
+        upgrade = H11WebSocket(self.stream, self.h11, request, limits)
+        problem = upgrade.check()
+        try:
+            event = self.h11.next_event()  # the end of the bodiless GET
+        except h11.RemoteProtocolError as exc:
+            problem = problem or str(exc)
+            event = None
+        if problem is not None or not isinstance(event, h11.EndOfMessage):
+            await self._refuse(400, f"Bad Request: {problem or 'an upgrade request has no body'}")
+            return
+        try:
+            await self.app(upgrade.scope(self._scope(request)), upgrade.receive, upgrade.send)
+        except Exception:
+            logger.exception("the ASGI app failed on a WebSocket at %r", request.target)
+        if upgrade.messages is None:
+            await self._refuse(*(upgrade.refused or (500, "Internal Server Error")))
+        else:
+            await upgrade.messages.close()
 
     async def _drain_body(self) -> None:
         """Read the rest of a body the app left unread, so the connection can go on."""

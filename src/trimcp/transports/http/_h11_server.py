@@ -4,7 +4,8 @@
 connections until cancelled; each connection is one task running an
 :class:`~._h11_conn.H11Connection` (see there for the per-request path). It serves what
 the Streamable HTTP app needs of an ASGI server and nothing else: HTTP/1.1 (and 1.0)
-only, no TLS, no lifespan (the caller runs the app's sessions), no WebSocket.
+only, no TLS, no lifespan (the caller runs the app's sessions); WebSocket upgrades go to
+the app as ASGI ``websocket`` scopes (:mod:`._h11_websocket`).
 
 At most ``limits.max_connections`` connections are served at once. The cap is applied
 before ``accept``: past it, new connections wait in the kernel's listen backlog

@@ -1,0 +1,150 @@
+"""WebSocket upgrades on the lean h11 engine, handed to the app as an ASGI ``websocket`` scope.
+
+An HTTP/1.1 ``GET`` with ``Upgrade: websocket`` leaves the request/response cycle: the
+app gets a ``websocket`` scope on the same connection task. ``websocket.accept`` sends
+the ``101 Switching Protocols`` head through h11 and hands the socket, with any bytes the
+client already sent behind its head, to wsproto's frame layer
+(:class:`~trimcp.transports.websocket.WsprotoMessages`: fragments joined under the
+message bound, pings answered, the closing handshake done). ``websocket.close`` before
+accepting is answered 403, as ASGI servers do. So ``serve_http``'s default engine serves
+MCP over WebSocket on the Streamable HTTP endpoint, as hypercorn does.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import MutableMapping
+from typing import Any, Final
+
+import h11
+import trio
+from wsproto import ConnectionType
+from wsproto.connection import Connection
+from wsproto.utilities import generate_accept_token
+
+from ..websocket._frames import CLOSE_NORMAL, MessageTooBig, WsprotoMessages
+from ..websocket._limits import WebSocketLimits
+
+__all__ = ["H11WebSocket", "is_websocket_upgrade"]
+
+_CONNECT: Final = {"type": "websocket.connect"}
+
+
+def _header(request: h11.Request, name: bytes) -> bytes | None:
+    for key, value in request.headers:
+        if key == name:
+            return bytes(value)
+    return None
+
+
+def is_websocket_upgrade(request: h11.Request) -> bool:
+    """Whether ``request`` asks to become a WebSocket (RFC 6455 §4.2.1)."""
+    upgrade = _header(request, b"upgrade")
+    return request.method == b"GET" and upgrade is not None and upgrade.lower() == b"websocket"
+
+
+def _subprotocols(request: h11.Request) -> list[str]:
+    offered: list[str] = []
+    for key, value in request.headers:
+        if key == b"sec-websocket-protocol":
+            offered += [p.strip() for p in bytes(value).decode("latin-1").split(",") if p.strip()]
+    return offered
+
+
+class H11WebSocket:
+    """The ASGI ``receive`` / ``send`` pair of one upgraded connection."""
+
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        conn: h11.Connection,
+        request: h11.Request,
+        limits: WebSocketLimits,
+    ) -> None:
+        self._stream = stream
+        self._h11 = conn
+        self._request = request
+        self._limits = limits
+        self._connected = False
+        self.messages: WsprotoMessages | None = None
+        #: ``(status, reason)`` when the app refused before accepting.
+        self.refused: tuple[int, str] | None = None
+        self.closed = False
+
+    def scope(self, http_scope: MutableMapping[str, Any]) -> dict[str, Any]:
+        scope = dict(http_scope)
+        scope["type"] = "websocket"
+        scope["scheme"] = "ws"
+        scope["subprotocols"] = _subprotocols(self._request)
+        scope.pop("method", None)
+        return scope
+
+    def check(self) -> str | None:
+        """Why the upgrade request is not a valid WebSocket handshake, or ``None``."""
+        if _header(self._request, b"sec-websocket-version") != b"13":
+            return "Sec-WebSocket-Version must be 13"
+        if not _header(self._request, b"sec-websocket-key"):
+            return "Sec-WebSocket-Key is missing"
+        return None
+
+    async def receive(self) -> MutableMapping[str, Any]:
+        if not self._connected:
+            self._connected = True
+            return dict(_CONNECT)
+        messages = self.messages
+        if messages is None or self.closed:
+            return {"type": "websocket.disconnect", "code": CLOSE_NORMAL}
+        try:
+            data = await messages.receive()
+        except MessageTooBig:
+            self.closed = True
+            return {"type": "websocket.disconnect", "code": 1009}
+        except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
+            self.closed = True
+            return {"type": "websocket.disconnect", "code": CLOSE_NORMAL}
+        if isinstance(data, str):
+            return {"type": "websocket.receive", "text": data}
+        return {"type": "websocket.receive", "bytes": data}
+
+    async def send(self, message: MutableMapping[str, Any]) -> None:
+        kind = message["type"]
+        if kind == "websocket.accept":
+            await self._accept(message)
+        elif kind == "websocket.send":
+            if self.messages is None:
+                raise RuntimeError("websocket.send before websocket.accept")
+            text = message.get("text")
+            if text is None:
+                raise RuntimeError("only text messages are sent on MCP WebSockets")
+            await self.messages.send_text(text)
+        elif kind == "websocket.close":
+            if self.messages is None:
+                self.refused = (403, "Forbidden: the WebSocket was refused")
+            else:
+                self.closed = True
+                await self.messages.close(int(message.get("code", CLOSE_NORMAL)))
+        else:
+            raise RuntimeError(f"unexpected ASGI message {kind!r}")
+
+    async def _accept(self, message: MutableMapping[str, Any]) -> None:
+        if self.messages is not None:
+            raise RuntimeError("websocket.accept sent twice")
+        key = _header(self._request, b"sec-websocket-key") or b""
+        headers = [
+            (b"upgrade", b"websocket"),
+            (b"connection", b"Upgrade"),
+            (b"sec-websocket-accept", generate_accept_token(key)),
+        ]
+        subprotocol = message.get("subprotocol")
+        if subprotocol:
+            headers.append((b"sec-websocket-protocol", str(subprotocol).encode("latin-1")))
+        head = self._h11.send(h11.InformationalResponse(status_code=101, headers=headers))
+        await self._stream.send_all(head)
+        frames = Connection(ConnectionType.SERVER)
+        leftover, _ = self._h11.trailing_data
+        pending: deque[Any] = deque()
+        if leftover:
+            frames.receive_data(bytes(leftover))
+            pending.extend(frames.events())
+        # wsproto's frame layer has the WSConnection methods WsprotoMessages uses.
+        self.messages = WsprotoMessages(self._stream, frames, self._limits, pending)  # type: ignore[arg-type]
