@@ -76,7 +76,10 @@ async def serve_websocket(
                 return
             channel = WebSocketChannel(messages)
             try:
-                await server.serve_channel(channel)
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(messages.keepalive)
+                    await server.serve_channel(channel)
+                    nursery.cancel_scope.cancel()
             finally:
                 await channel.aclose()
         finally:

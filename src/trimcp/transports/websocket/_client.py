@@ -84,7 +84,10 @@ class WebSocketTransport:
         messages = await self._open()
         channel = WebSocketChannel(messages)
         try:
-            yield channel
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(messages.keepalive)
+                yield channel
+                nursery.cancel_scope.cancel()
         finally:
             await channel.aclose()
 

@@ -21,6 +21,7 @@ from wsproto.events import (
     CloseConnection,
     Event,
     Ping,
+    Pong,
     TextMessage,
 )
 from wsproto.utilities import LocalProtocolError as WsLocalProtocolError
@@ -92,6 +93,8 @@ class WsprotoMessages:
         self._parts: list[str | bytes] = []
         self._size = 0
         self._closed = False
+        self._pong: trio.Event | None = None
+        self._pings = 0
 
     async def _write(self, event: Event) -> None:
         async with self._lock:
@@ -139,7 +142,10 @@ class WsprotoMessages:
             elif isinstance(event, CloseConnection):
                 await self._answer_close(event)
                 raise trio.EndOfChannel
-            # Pong and anything else: nothing to do.
+            elif isinstance(event, Pong):
+                if self._pong is not None:
+                    self._pong.set()
+            # Anything else: nothing to do.
 
     async def _add_part(self, event: TextMessage | BytesMessage) -> str | bytes | None:
         self._size += len(event.data)
@@ -153,6 +159,30 @@ class WsprotoMessages:
         if isinstance(event, TextMessage):
             return "".join(part for part in parts if isinstance(part, str))
         return b"".join(part for part in parts if isinstance(part, bytes))
+
+    async def keepalive(self) -> None:
+        """Ping every ``ping_interval``; drop the connection when a pong is late.
+
+        Runs until cancelled or the connection ends; a pong is noticed by whoever is in
+        :meth:`receive` (the session's reader), so that must be running too.
+        """
+        interval = self._limits.ping_interval
+        if interval is None:
+            return
+        while not self._closed:
+            await trio.sleep(interval)
+            self._pong = trio.Event()
+            self._pings += 1
+            try:
+                await self._write(Ping(payload=self._pings.to_bytes(4, "big")))
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return
+            with trio.move_on_after(self._limits.ping_timeout):
+                await self._pong.wait()
+                continue
+            logger.info("no pong within %s s: dropping the connection", self._limits.ping_timeout)
+            await self._release()
+            return
 
     async def _answer_close(self, event: CloseConnection) -> None:
         with trio.move_on_after(self._limits.close_timeout) as scope:

@@ -28,6 +28,11 @@ class WebSocketLimits:
         16 KiB); more is refused with 431.
       close_timeout: seconds the closing handshake may take before the socket is simply
         closed (default 2).
+      ping_interval: seconds between keep-alive pings from the trimcp client and the
+        lean server (default 20; ``None``: no pings). They keep idle connections alive
+        through proxies and find peers that vanished without a close.
+      ping_timeout: seconds a ping may wait for its pong (default 20); then the
+        connection is dropped and its session ends.
     """
 
     max_message: int = 4 * 1024 * 1024
@@ -36,3 +41,5 @@ class WebSocketLimits:
     handshake_timeout: float = 10.0
     max_header_bytes: int = 16 * 1024
     close_timeout: float = 2.0
+    ping_interval: float | None = 20.0
+    ping_timeout: float = 20.0

@@ -1,0 +1,89 @@
+"""WsprotoMessages over an in-memory stream pair, on a mock clock: keep-alive pings,
+fragment joining and the closing handshake, deterministic and instant."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+import trio.testing
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import AcceptConnection, CloseConnection, Ping, Request, TextMessage
+
+from trimcp.transports.websocket import WebSocketLimits, WsprotoMessages
+
+
+@pytest.fixture
+def clock() -> trio.testing.MockClock:
+    """Every test here runs on a mock clock that jumps as soon as all tasks wait."""
+    return trio.testing.MockClock(autojump_threshold=0)
+
+
+async def _pair(
+    limits: WebSocketLimits,
+) -> tuple[WsprotoMessages, WSConnection, trio.abc.Stream]:
+    """A WsprotoMessages client end, and the raw wsproto server end with its stream."""
+    client_stream, server_stream = trio.testing.memory_stream_pair()
+    client = WSConnection(ConnectionType.CLIENT)
+    server = WSConnection(ConnectionType.SERVER)
+    server.receive_data(client.send(Request(host="h", target="/mcp", subprotocols=["mcp"])))
+    assert isinstance(next(server.events()), Request)
+    client.receive_data(server.send(AcceptConnection(subprotocol="mcp")))
+    assert isinstance(next(client.events()), AcceptConnection)
+    return WsprotoMessages(client_stream, client, limits), server, server_stream
+
+
+async def _events(server: WSConnection, stream: trio.abc.Stream) -> list[object]:
+    server.receive_data(await stream.receive_some(65536))
+    return list(server.events())
+
+
+async def test_pings_are_sent_and_a_silent_peer_is_dropped(clock: trio.testing.MockClock) -> None:
+    limits = WebSocketLimits(ping_interval=20.0, ping_timeout=5.0)
+    messages, server, stream = await _pair(limits)
+    start = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(messages.keepalive)
+
+        async def reader() -> None:  # the session's reader sees the drop
+            with pytest.raises(trio.BrokenResourceError):
+                await messages.receive()
+
+        nursery.start_soon(reader)
+        first = await _events(server, stream)
+        assert isinstance(first[0], Ping)
+        assert trio.current_time() - start == 20.0
+        # Answer the first ping: the connection lives on to the next one.
+        await stream.send_all(server.send(first[0].response()))
+        second = await _events(server, stream)
+        assert isinstance(second[0], Ping)
+        assert trio.current_time() - start == 40.0
+        # Stay silent: the connection is dropped once the pong is 5 s late.
+    assert trio.current_time() - start == 45.0
+
+
+async def test_no_pings_when_disabled(clock: trio.testing.MockClock) -> None:
+    messages, _, _ = await _pair(WebSocketLimits(ping_interval=None))
+    with trio.move_on_after(3600) as scope:
+        await messages.keepalive()  # returns at once
+    assert not scope.cancelled_caught
+
+
+async def test_fragments_join_and_pings_are_answered_mid_message() -> None:
+    messages, server, stream = await _pair(WebSocketLimits())
+    data = server.send(TextMessage(data='{"a":', message_finished=False))
+    data += server.send(Ping(payload=b"p"))
+    data += server.send(TextMessage(data="1}", message_finished=True))
+    await stream.send_all(data)
+    assert await messages.receive() == '{"a":1}'
+    pong = await _events(server, stream)
+    assert [type(e).__name__ for e in pong] == ["Pong"]
+
+
+async def test_close_handshake_from_the_peer_ends_receive() -> None:
+    messages, server, stream = await _pair(WebSocketLimits())
+
+    await stream.send_all(server.send(CloseConnection(code=1000)))
+    with pytest.raises(trio.EndOfChannel):
+        await messages.receive()
+    answer = await _events(server, stream)
+    assert isinstance(answer[0], CloseConnection)
