@@ -224,7 +224,7 @@ class EraFront:
                 raise
             assert binding is not None
             token = self.sealer.seal(binding, {"answers": inputs.answers})
-            return inputs.result(token)
+            return self._finish(method, inputs.result(token))
         return self._finish(method, result)
 
     def _check_param_headers(self, ctx: HandlerContext, params: dict[str, Any]) -> None:
@@ -268,7 +268,7 @@ class EraFront:
         meta = dict(meta) if isinstance(meta, dict) else {}
         meta.setdefault("io.modelcontextprotocol/serverInfo", self._server_info())
         out["_meta"] = meta
-        if method in CACHEABLE:
+        if method in CACHEABLE and out[RESULT_TYPE] == "complete":  # not input_required
             for key, value in self.cache.hints(method).items():
                 out.setdefault(key, value)
         return out
