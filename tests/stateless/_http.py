@@ -164,3 +164,23 @@ async def call(
     """A conforming stateless request: body and headers agree."""
     body = request(id, method, params, **meta_args)
     return await post(port, body, stateless_headers(method, body["params"]))
+
+
+async def bodiless(port: int, method: str, headers: dict[str, str]) -> tuple[int, dict[str, str]]:
+    """A GET or DELETE to /mcp: its status and headers."""
+    conn = h11.Connection(h11.CLIENT)
+    all_headers = {
+        "host": f"127.0.0.1:{port}",
+        "accept": "text/event-stream",
+        "connection": "close",
+        **headers,
+    }
+    with trio.fail_after(WAIT):
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        async with stream:
+            request = h11.Request(method=method, target="/mcp", headers=list(all_headers.items()))
+            await stream.send_all(conn.send(request) + conn.send(h11.EndOfMessage()))
+            exchange = Exchange(stream, conn)
+            await exchange.start()
+            await exchange.rest()
+    return exchange.status, exchange.headers

@@ -18,7 +18,7 @@ import trio.testing
 
 import trimcp
 
-from ._http import call, open_post, post, request, serving, stateless_headers
+from ._http import bodiless, call, open_post, post, request, serving, stateless_headers
 from ._support import ALL_CAPS, VERSION, demo_server, validate_value
 
 SUB = "io.modelcontextprotocol/subscriptionId"
@@ -276,3 +276,13 @@ async def test_both_eras_on_one_endpoint_with_one_tool_body(engine: str) -> None
         assert "mcp-session-id" not in second.headers
         checked(first.messages + second.messages, "tools/call")
         assert json.dumps(second.last).count("resultType") == 1
+
+
+async def test_get_and_delete_of_the_stateless_era_are_405(engine: str) -> None:
+    async with serving(header_server(), engine) as port:
+        for method in ("GET", "DELETE"):
+            for extra in ({}, {"mcp-session-id": "ignored"}):
+                status, headers = await bodiless(
+                    port, method, {"mcp-protocol-version": VERSION, **extra}
+                )
+                assert (status, headers.get("allow")) == (405, "POST")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import trimcp
+from trimcp.nursery import HandlerContext
 from trimcp.wire import Notification, Response
 
 from ._support import ALL_CAPS, VERSION, demo_server, error_of, meta, params, result_of, served
@@ -207,3 +208,20 @@ async def test_both_eras_on_one_session() -> None:
     assert [t["name"] for t in handshake["tools"]] == [t["name"] for t in stateless["tools"]]
     assert error_of(early)[0] != 0
     assert isinstance(pong, Response)
+
+
+async def test_no_request_is_ever_sent_in_the_stateless_era() -> None:
+    """A handler outside tools/call, prompts/get and resources/read that asks for input
+    fails (-32603) instead of sending the client a request."""
+    server = demo_server()
+
+    async def ask(ctx: HandlerContext, _params: Any) -> dict[str, Any]:
+        await trimcp.ToolContext(ctx).elicit("?", {"type": "object", "properties": {}})
+        return {}
+
+    server.registry.add_request("custom/ask", server.era.wrap("custom/ask", ask, None))
+    async with served(server) as (peer, checker):
+        reply = await peer.call(1, "custom/ask", params())
+    assert error_of(reply)[0] == -32603
+    assert "cannot ask the client for input" in reply.error.message  # type: ignore[union-attr]
+    checker.validate()  # and it asserts that no request was sent

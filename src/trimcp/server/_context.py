@@ -26,7 +26,7 @@ from trimcp.protocol import (
     TextContent,
     Tool,
 )
-from trimcp.wire import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, RequestId
+from trimcp.wire import INTERNAL_ERROR, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, RequestId
 
 from ._elicitation import (
     form_elicitation_error,
@@ -162,6 +162,12 @@ class ToolContext:
         inputs = self.handler.extension
         if isinstance(inputs, InputRound):
             return await inputs.ask(method, params or {}, key)
+        if self.session.stateless:
+            # Only tools/call, prompts/get and resources/read may answer with input
+            # requests, and a stateless-era server never sends requests of its own.
+            raise McpError(
+                INTERNAL_ERROR, f"{method}: this request cannot ask the client for input"
+            )
         return await self.handler.request(method, params)
 
     async def sample(

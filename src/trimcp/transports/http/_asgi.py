@@ -187,6 +187,11 @@ class StreamableHttpApp:
             return
         check_host_and_origin(self.host_policy, dict(scope), headers)
         method = scope.get("method")
+        if method != "POST" and headers.get("mcp-protocol-version") in STATELESS_VERSIONS:
+            # The stateless era is POST only; its GET and DELETE are old traffic.
+            raise HttpError(
+                405, "Method Not Allowed", code=SERVER_ERROR, headers=[(b"allow", b"POST")]
+            )
         if method == "POST":
             await self._post(receive, send, headers)
         elif method == "GET" and self.standalone_get:
