@@ -225,3 +225,23 @@ async def test_no_request_is_ever_sent_in_the_stateless_era() -> None:
     assert error_of(reply)[0] == -32603
     assert "cannot ask the client for input" in reply.error.message  # type: ignore[union-attr]
     checker.validate()  # and it asserts that no request was sent
+
+
+async def test_trace_context_reaches_the_handler_in_both_eras() -> None:
+    server = demo_server()
+
+    @server.tool()
+    async def traced(ctx: trimcp.ToolContext) -> str:
+        """Returns its trace context."""
+        return ",".join(f"{k}={v}" for k, v in sorted(ctx.trace.items()))
+
+    trace = {
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "baggage": "a=1",
+    }
+    body = params({"name": "traced"})
+    body["_meta"].update(trace, tracestate=7)  # a non-string member is left out
+    async with served(server) as (peer, checker):
+        text = result_of(await peer.call(1, "tools/call", body))["content"][0]["text"]
+    assert text == f"baggage=a=1,traceparent={trace['traceparent']}"
+    checker.validate()

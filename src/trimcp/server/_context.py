@@ -18,6 +18,7 @@ from trimcp.binding import json_schema_for, structure, unstructure
 from trimcp.dispatch import McpError
 from trimcp.nursery import BackgroundContext, HandlerContext, SessionState, detach_for_background
 from trimcp.protocol import (
+    TRACE_META_KEYS,
     CreateMessageResult,
     ElicitResult,
     LoggingLevel,
@@ -111,6 +112,13 @@ class ToolContext:
     def meta(self) -> dict[str, Any]:
         """The request's ``_meta``."""
         return self.handler.meta
+
+    @property
+    def trace(self) -> dict[str, str]:
+        """The request's W3C Trace Context and Baggage (``traceparent``, ``tracestate``,
+        ``baggage`` from ``_meta``, those present), for the handler's own spans."""
+        meta = self.handler.meta
+        return {key: value for key in TRACE_META_KEYS if isinstance(value := meta.get(key), str)}
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
