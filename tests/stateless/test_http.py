@@ -223,6 +223,23 @@ async def test_subscriptions_listen_over_http(engine: str) -> None:
         with trio.fail_after(10):
             while len(server.subscriptions) or server.sessions:
                 await trio.testing.wait_all_tasks_blocked(cushion=0.01)
+        # A server that ends its subscriptions answers each with its result.
+        body = request(
+            "sub2", "subscriptions/listen", {"notifications": {"toolsListChanged": True}}
+        )
+        headers = stateless_headers("subscriptions/listen", body["params"])
+        async with open_post(port, body, headers) as exchange:
+            await exchange.next_message()
+            server.subscriptions.end_all()
+            rest = await exchange.rest()
+        assert rest.last["result"] == {
+            "resultType": "complete",
+            "_meta": {
+                SUB: "sub2",
+                "io.modelcontextprotocol/serverInfo": {"name": "stateless-demo", "version": "2.0"},
+            },
+        }
+        checked(rest.messages, "subscriptions/listen")
 
 
 async def _added() -> str:
