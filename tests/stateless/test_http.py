@@ -102,6 +102,21 @@ GREET = request(1, "tools/call", {"name": "greet"})
         (_with(GREET, mcp_name=None), 400, -32020),
         (_with(GREET, mcp_protocol_version=None), 400, -32020),
         (_with(GREET, mcp_protocol_version="2099-01-01"), 400, -32022),
+        # The header's version is checked before header and body are compared.
+        (
+            _with(
+                request(1, "tools/list", version="2099-01-01"), mcp_protocol_version="2099-01-01"
+            ),
+            400,
+            -32022,
+        ),
+        (
+            _with(
+                request(1, "tools/list", version="2099-01-01"), mcp_protocol_version="2098-01-01"
+            ),
+            400,
+            -32022,
+        ),
         (_with(request(1, "tools/call", {"name": "greet"}, version="2099-01-01")), 400, -32020),
         (_with(request(1, "tools/call", {"name": "greet"}, capabilities={})), 400, -32021),
         (_with(request(1, "no/such")), 404, -32601),

@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import trio
 
 import trimcp
+from trimcp.server._mrtr import MAX_INPUTS_PER_ROUND
 from trimcp.wire import Notification, Request, Response
 
 from ._support import ALL_CAPS, demo_server, error_of, params, result_of, served
@@ -311,3 +313,59 @@ async def test_the_same_body_makes_live_calls_in_the_handshake_era() -> None:
         done = result_of(await peer.answer(1))
     assert done["content"][0]["text"] == "Ann|42|1"
     assert "resultType" not in done
+
+
+async def test_resources_read_has_rounds_and_no_cache_hints_until_complete() -> None:
+    server = demo_server()
+
+    @server.resource("demo://asked", name="Asked", mime_type="text/plain")
+    async def asked(ctx: trimcp.ToolContext) -> str:
+        _, content = await ctx.elicit("Which?", {"type": "object", "properties": {}}, key="which")
+        return f"chosen {content}"
+
+    async with served(server) as (peer, checker):
+        first = result_of(await peer.call(1, "resources/read", params({"uri": "demo://asked"})))
+        assert list(first["inputRequests"]) == ["which"]
+        assert "ttlMs" not in first
+        assert "cacheScope" not in first
+        retry = {
+            "uri": "demo://asked",
+            "inputResponses": {"which": {"action": "accept", "content": {}}},
+            "requestState": first["requestState"],
+        }
+        done = result_of(await peer.call(2, "resources/read", params(retry)))
+        # The state of a read is bound to its uri.
+        other = await peer.call(3, "resources/read", params({**retry, "uri": "demo://static"}))
+    assert done["contents"][0]["text"] == "chosen {}"
+    assert done["ttlMs"] == 0
+    assert error_of(other)[0] == -32602
+    seen = checker.validate()
+    assert seen["ReadResourceResult"] == 1
+
+
+async def test_handler_bugs_in_input_rounds_fail_the_call() -> None:
+    server = demo_server()
+
+    @server.tool()
+    async def same_key_twice(ctx: trimcp.ToolContext) -> str:
+        """Asks two things under one key."""
+        await ctx.list_roots(key="k")
+        await ctx.list_roots(key="k")
+        return "unreachable"
+
+    @server.tool()
+    async def too_many(ctx: trimcp.ToolContext) -> str:
+        """Asks more than one round may carry."""
+        async with trio.open_nursery() as nursery:
+            for n in range(MAX_INPUTS_PER_ROUND + 1):
+                nursery.start_soon(lambda n=n: ctx.list_roots(key=f"r{n}"))
+        return "unreachable"
+
+    async with served(server) as (peer, checker):
+        twice = result_of(
+            await peer.call(1, "tools/call", call("same_key_twice", inputResponses={"k": ROOTS}))
+        )
+        over = await peer.call(2, "tools/call", call("too_many"))
+    assert twice["isError"] is True  # a handler bug is the tool's failure
+    assert error_of(over)[0] == -32602
+    checker.validate()

@@ -56,6 +56,8 @@ __all__ = [
     "InputRequired",
     "InputRound",
     "check_response",
+    "only_input_required",
+    "strip_input_required",
 ]
 
 MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
@@ -186,3 +188,17 @@ def only_input_required(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         return all(only_input_required(inner) for inner in exc.exceptions)
     return False
+
+
+def strip_input_required(exc: BaseException) -> BaseException:
+    """``exc`` without its :class:`InputRequired` parts: when a run ends with input
+    requests *and* a real error (concurrent reverse calls in a nursery), the error is
+    the outcome. A group left with one exception gives that exception itself."""
+    if not isinstance(exc, BaseExceptionGroup):
+        return exc
+    _, rest = exc.split(InputRequired)
+    if rest is None:  # pragma: no cover - only_input_required covers it
+        return exc
+    while isinstance(rest, BaseExceptionGroup) and len(rest.exceptions) == 1:
+        rest = rest.exceptions[0]
+    return rest

@@ -44,7 +44,7 @@ from trimcp.protocol import (
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, NO_DATA, RESOURCE_NOT_FOUND
 
 from ._lifecycle import check_request
-from ._mrtr import MRTR_METHODS, InputRound, only_input_required
+from ._mrtr import MRTR_METHODS, InputRound, only_input_required, strip_input_required
 from ._param_headers import check_param_headers
 from ._request_state import RequestStateError, RequestStateSealer
 
@@ -220,8 +220,10 @@ class EraFront:
                 raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
             raise
         except BaseException as exc:
-            if inputs is None or not inputs.requests or not only_input_required(exc):
+            if inputs is None or not inputs.requests:
                 raise
+            if not only_input_required(exc):
+                raise strip_input_required(exc) from None
             assert binding is not None
             token = self.sealer.seal(binding, {"answers": inputs.answers})
             return self._finish(method, inputs.result(token))
