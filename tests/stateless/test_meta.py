@@ -245,3 +245,14 @@ async def test_trace_context_reaches_the_handler_in_both_eras() -> None:
         text = result_of(await peer.call(1, "tools/call", body))["content"][0]["text"]
     assert text == f"baggage=a=1,traceparent={trace['traceparent']}"
     checker.validate()
+
+
+async def test_a_handshake_only_server_behaves_like_an_older_one() -> None:
+    """Without a stateless version, server/discover is unknown and stateless _meta is
+    ignored: the request follows the handshake-era lifecycle (not initialized)."""
+    server = demo_server(supported_versions=("2025-06-18", "2025-11-25"))
+    async with served(server) as (peer, _):
+        discover = await peer.call(1, "server/discover", params())
+        listing = await peer.call(2, "tools/list", params())
+    assert error_of(discover)[0] == -32601
+    assert error_of(listing)[0] != -32022

@@ -136,6 +136,8 @@ class EraFront:
         return tuple(v for v in self.server.supported_versions if v in STATELESS_VERSIONS)
 
     def is_stateless(self, ctx: HandlerContext, method: str) -> bool:
+        if not self.versions:
+            return False  # a server of the handshake era only: it ignores the era's _meta
         if method in STATELESS_ONLY:
             return True
         if getattr(ctx.session_object.channel, "stateless_era", False):
@@ -147,8 +149,8 @@ class EraFront:
 
         async def run(ctx: HandlerContext, params: Any) -> Any:
             if not self.is_stateless(ctx, method):
-                if method in STATELESS_ONLY:  # pragma: no cover - is_stateless covers it
-                    raise McpError(INVALID_PARAMS, "Invalid params: params._meta is required")
+                if method in STATELESS_ONLY:  # unknown to a handshake-era-only server
+                    raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
                 check_request(ctx.session, method)
                 if params_type is not None:
                     params = structure(params or {}, params_type)
