@@ -8,7 +8,10 @@ trimcp to) and ``conformance/expected-failures.yml`` (known failures, each with 
 
 A scenario passes when none of its checks is a FAILURE; WARNINGs are counted and shown.
 Results of OUT/<mode>-scope (in-scope scenarios run one at a time) take precedence
-over those of OUT/<mode> (the --suite all run). In client mode, when
+over those of OUT/<mode> (the --suite all run). A server pass made at one protocol
+version's wire (``--spec-version V``, for each V of WIRE_TAGS) lives in OUT/server@V;
+its scenarios are named ``<scenario>@V``, and ``server-tag V`` puts those names, not
+the default-wire ones, in scope. In client mode, when
 .ci/conformance_client_wrap.py recorded the client runs (OUT/client-exits,
 OUT/client-scope-exits), an in-scope scenario whose client timed out or exited non-zero
 fails too. Exit status: 0 when every in-scope scenario passed or is listed as expected to fail, and
@@ -29,6 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MODES = ("server", "client")
+# Tags whose server scenarios are judged from a pass of their own at that version's wire
+# (`--suite all --spec-version V`, OUT/server@V), because without the flag the harness
+# runs a scenario first introduced earlier at the 2025-11-25 wire. .ci/conformance runs
+# one such pass per entry.
+WIRE_TAGS = ("2026-07-28",)
 STATUSES = ("SUCCESS", "FAILURE", "WARNING", "INFO", "SKIPPED")
 
 # The harness names each result folder `<prefix>-<scenario>-<ISO timestamp>`, the prefix
@@ -128,6 +136,8 @@ def parse_scope(text: str, catalogue: dict[str, dict[str, list[str]]]) -> dict[s
             matched = {name for name, tags in known.items() if value in tags}
             if not matched:
                 raise InputError(f"scope line {number}: no {mode} scenario is tagged {value!r}")
+            if mode == "server" and value in WIRE_TAGS:
+                matched = {f"{name}@{value}" for name in matched}
             scope[mode] |= matched
         elif value in known:
             scope[mode].add(value)
@@ -259,6 +269,12 @@ def load_mode(out: Path, mode: str, scope: set[str]) -> tuple[dict[str, Scenario
     two is reported as a note.
     """
     results = _load_run(out, mode, mode, scope)
+    if mode == "server":
+        for version in WIRE_TAGS:
+            wire = _load_run(out, f"{mode}@{version}", mode, scope)
+            for name, result in wire.items():
+                result.name = f"{name}@{version}"
+                results[result.name] = result
     solo = _load_run(out, f"{mode}-scope", mode, scope)
     notes = []
     for name in sorted(scope & solo.keys()):
@@ -294,7 +310,8 @@ def judge(
     verdict = ModeVerdict(mode, results, scope, expected)
     listed = {entry.name: entry for entry in expected}
     for entry in expected:
-        if entry.name not in known:
+        base, _, wire = entry.name.partition("@")
+        if base not in known or (wire and (mode != "server" or wire not in known[base])):
             raise InputError(
                 f"expected-failures line {entry.line}: unknown {mode} scenario {entry.name!r}"
             )

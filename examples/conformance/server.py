@@ -301,6 +301,170 @@ async def test_prompt_with_image() -> list[Any]:
     ]
 
 
+# ---------------------------------------------------------------------- stateless era
+# Input rounds (MRTR): in the stateless era each reverse call below becomes an entry of
+# an InputRequiredResult under the key it names; in the handshake era it is a live
+# request and the key is unused.
+
+
+def _text_schema(field: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {field: {"type": "string"}}, "required": [field]}
+
+
+@server.tool()
+async def test_input_required_result_elicitation(ctx: trimcp.ToolContext) -> str:
+    """Asks the user for their name, then greets them."""
+    _, content = await ctx.elicit("What is your name?", _text_schema("name"), key="user_name")
+    return f"Hello, {(content or {}).get('name', 'stranger')}!"
+
+
+@server.tool()
+async def test_input_required_result_sampling(ctx: trimcp.ToolContext) -> str:
+    """Asks the client's model a question and returns its answer."""
+    result = await ctx.sample(
+        "What is the capital of France?", max_tokens=100, key="capital_question"
+    )
+    return f"The model said: {getattr(result.content, 'text', '')}"
+
+
+@server.tool()
+async def test_input_required_result_list_roots(ctx: trimcp.ToolContext) -> str:
+    """Lists the client's roots."""
+    roots = await ctx.list_roots(key="client_roots")
+    return "Roots: " + ", ".join(root.uri for root in roots)
+
+
+@server.tool()
+async def test_input_required_result_request_state(ctx: trimcp.ToolContext) -> str:
+    """Asks for a confirmation; the answer comes back with the sealed request state."""
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    _, content = await ctx.elicit("Please confirm", schema, key="confirm")
+    return f"state-ok: confirmed={(content or {}).get('ok')}"
+
+
+@server.tool()
+async def test_input_required_result_multiple_inputs(ctx: trimcp.ToolContext) -> str:
+    """Asks for a name, a greeting and the roots at once (one round)."""
+    answers: dict[str, Any] = {}
+
+    async def name() -> None:
+        answers["name"] = (
+            await ctx.elicit("What is your name?", _text_schema("name"), key="user_name")
+        )[1]
+
+    async def greeting() -> None:
+        answers["greeting"] = await ctx.sample("Generate a greeting", max_tokens=50, key="greeting")
+
+    async def roots() -> None:
+        answers["roots"] = await ctx.list_roots(key="client_roots")
+
+    async with trio.open_nursery() as nursery:
+        for task in (name, greeting, roots):
+            nursery.start_soon(task)
+    return f"Got {len(answers)} inputs"
+
+
+@server.tool()
+async def test_input_required_result_multi_round(ctx: trimcp.ToolContext) -> str:
+    """Two rounds: a name, then a favourite colour."""
+    _, who = await ctx.elicit("Step 1: What is your name?", _text_schema("name"), key="step1")
+    _, color = await ctx.elicit(
+        "Step 2: What is your favorite color?", _text_schema("color"), key="step2"
+    )
+    return f"{(who or {}).get('name')} likes {(color or {}).get('color')}"
+
+
+@server.tool()
+async def test_input_required_result_tampered_state(ctx: trimcp.ToolContext) -> str:
+    """Asks for a confirmation; a tampered request state is refused by the engine."""
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    await ctx.elicit("Please confirm", schema, key="confirm")
+    return "confirmed"
+
+
+@server.tool()
+async def test_input_required_result_capabilities(ctx: trimcp.ToolContext) -> str:
+    """Asks only for what the client declared it can answer."""
+    caps = ctx.session.client_capabilities
+
+    async with trio.open_nursery() as nursery:
+        if caps.elicitation is not None:
+            nursery.start_soon(ctx.elicit, "What is your name?", _text_schema("name"))
+        if caps.sampling is not None:
+            nursery.start_soon(lambda: ctx.sample("Say hello", max_tokens=20))
+    return "done"
+
+
+@server.prompt()
+async def test_input_required_result_prompt(ctx: trimcp.ToolContext) -> str:
+    """A prompt that asks the user for context first."""
+    _, content = await ctx.elicit(
+        "What context should the prompt use?", _text_schema("context"), key="user_context"
+    )
+    return f"Use this context: {(content or {}).get('context')}"
+
+
+@server.tool()
+async def test_missing_capability(ctx: trimcp.ToolContext) -> str:
+    """Needs the client's sampling capability (-32021 without it)."""
+    result = await ctx.sample("Say hello", max_tokens=20)
+    return getattr(result.content, "text", "")
+
+
+@server.tool()
+async def test_streaming_elicitation(ctx: trimcp.ToolContext) -> str:
+    """Asks the user a question (an input round, never a request on the stream)."""
+    _, content = await ctx.elicit("What is your name?", _text_schema("name"))
+    return f"Hello, {(content or {}).get('name')}!"
+
+
+@server.tool()
+async def test_logging_tool(ctx: trimcp.ToolContext) -> str:
+    """Logs at info level (sent only when the request set a log level)."""
+    await ctx.log("info", "test_logging_tool ran")
+    return "logged"
+
+
+async def _dynamic() -> str:
+    """Added and removed by the change triggers."""
+    return "dynamic"
+
+
+@server.tool()
+async def test_trigger_tool_change() -> str:
+    """Adds or removes a tool: listeners get notifications/tools/list_changed."""
+    if "test_dynamic_tool" in server.tools:
+        server.remove_tool("test_dynamic_tool")
+        return "removed test_dynamic_tool"
+    server.tool(name="test_dynamic_tool")(_dynamic)
+    return "added test_dynamic_tool"
+
+
+@server.tool()
+async def test_trigger_prompt_change() -> str:
+    """Adds or removes a prompt: listeners get notifications/prompts/list_changed."""
+    if "test_dynamic_prompt" in server.prompts:
+        server.remove_prompt("test_dynamic_prompt")
+        return "removed test_dynamic_prompt"
+    server.prompt(name="test_dynamic_prompt")(_dynamic)
+    return "added test_dynamic_prompt"
+
+
+@server.tool(
+    input_schema={
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "query": {"type": "string"},
+        },
+        "required": ["region"],
+    }
+)
+async def lookup_by_region(region: str, query: str = "") -> str:
+    """Routes on its region argument, mirrored into the Mcp-Param-Region header."""
+    return f"region={region} query={query}"
+
+
 if __name__ == "__main__":
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
     trio.run(lambda: trimcp.serve_http(server, host="127.0.0.1", port=port))

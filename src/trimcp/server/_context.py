@@ -18,6 +18,7 @@ from trimcp.binding import json_schema_for, structure, unstructure
 from trimcp.dispatch import McpError
 from trimcp.nursery import BackgroundContext, HandlerContext, SessionState, detach_for_background
 from trimcp.protocol import (
+    TRACE_META_KEYS,
     CreateMessageResult,
     ElicitResult,
     LoggingLevel,
@@ -26,7 +27,7 @@ from trimcp.protocol import (
     TextContent,
     Tool,
 )
-from trimcp.wire import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, RequestId
+from trimcp.wire import INTERNAL_ERROR, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, RequestId
 
 from ._elicitation import (
     form_elicitation_error,
@@ -112,6 +113,13 @@ class ToolContext:
         """The request's ``_meta``."""
         return self.handler.meta
 
+    @property
+    def trace(self) -> dict[str, str]:
+        """The request's W3C Trace Context and Baggage (``traceparent``, ``tracestate``,
+        ``baggage`` from ``_meta``, those present), for the handler's own spans."""
+        meta = self.handler.meta
+        return {key: value for key in TRACE_META_KEYS if isinstance(value := meta.get(key), str)}
+
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
@@ -122,10 +130,13 @@ class ToolContext:
         """Send a notification that belongs to this request."""
         await self.handler.notify(method, params)
 
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, key: str | None = None
+    ) -> dict[str, Any]:
         """Send a raw request to the client on behalf of this request (in the stateless
-        era, an input round: only sampling, elicitation and roots can be asked)."""
-        return await self._reverse(method, params)
+        era, an input round: only sampling, elicitation and roots can be asked, and
+        ``key`` names the input request; see :mod:`trimcp.server._mrtr`)."""
+        return await self._reverse(method, params, key)
 
     async def log(self, level: LoggingLevel | str, data: Any, *, logger: str | None = None) -> None:
         """Send ``notifications/message`` if the client's log level lets it through."""
@@ -150,12 +161,21 @@ class ToolContext:
         """The error for a reverse call the client did not declare, in this era's form."""
         return CapabilityError(capability, stateless=self.session.stateless, required=required)
 
-    async def _reverse(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def _reverse(
+        self, method: str, params: dict[str, Any] | None = None, key: str | None = None
+    ) -> dict[str, Any]:
         """A reverse call: a live request in the handshake era, an input round (MRTR) in
-        the stateless era, where the server never sends requests of its own."""
+        the stateless era, where the server never sends requests of its own. ``key``
+        names the round's input request (the handshake era has no use for it)."""
         inputs = self.handler.extension
         if isinstance(inputs, InputRound):
-            return await inputs.ask(method, params or {})
+            return await inputs.ask(method, params or {}, key)
+        if self.session.stateless:
+            # Only tools/call, prompts/get and resources/read may answer with input
+            # requests, and a stateless-era server never sends requests of its own.
+            raise McpError(
+                INTERNAL_ERROR, f"{method}: this request cannot ask the client for input"
+            )
         return await self.handler.request(method, params)
 
     async def sample(
@@ -168,6 +188,7 @@ class ToolContext:
         stop_sequences: Sequence[str] | None = None,
         tools: Sequence[Tool] | None = None,
         tool_choice: ToolChoiceArg | None = None,
+        key: str | None = None,
         **extra: Any,
     ) -> CreateMessageResult:
         """Ask the client's LLM for a completion (``sampling/createMessage``).
@@ -177,6 +198,8 @@ class ToolContext:
         ``extra`` under their wire names. ``tools`` / ``tool_choice`` (2025-11-25) need
         the client's ``sampling.tools``: without it :class:`CapabilityError` is raised and
         nothing is sent; a conversation breaking the tool-use rules is a ``ValueError``.
+        ``key`` names the input request in the stateless era (default: derived from
+        the request's content).
         """
         if self.session.client_capabilities.sampling is None:
             raise self._missing("sampling")
@@ -194,22 +217,27 @@ class ToolContext:
             params["stopSequences"] = list(stop_sequences)
         params.update(extra)
         params.update(sampling_tools_params(self.session, messages, tools, tool_choice, extra))
-        result = await self._reverse("sampling/createMessage", params)
+        result = await self._reverse("sampling/createMessage", params, key)
         return structure(result, CreateMessageResult)
 
     @overload
-    async def elicit(self, message: str, schema: type[T]) -> tuple[ElicitResult, T | None]: ...
+    async def elicit(
+        self, message: str, schema: type[T], *, key: str | None = None
+    ) -> tuple[ElicitResult, T | None]: ...
     @overload
     async def elicit(
-        self, message: str, schema: Mapping[str, Any]
+        self, message: str, schema: Mapping[str, Any], *, key: str | None = None
     ) -> tuple[ElicitResult, dict[str, Any] | None]: ...
-    async def elicit(self, message: str, schema: Any) -> tuple[ElicitResult, Any]:
+    async def elicit(
+        self, message: str, schema: Any, *, key: str | None = None
+    ) -> tuple[ElicitResult, Any]:
         """Ask the user for structured input (``elicitation/create``, form mode).
 
         ``schema`` is an attrs class (its JSON Schema is sent, and accepted content is
         structured into it) or a JSON Schema object sent as it is. Returns the raw
         :class:`ElicitResult` and the content: the typed object (or ``dict``) when the
-        user accepted, else ``None``.
+        user accepted, else ``None``. ``key`` names the input request in the
+        stateless era (default: derived from the request's content).
         """
         missing = form_elicitation_error(self.session)
         if missing is not None:
@@ -221,6 +249,7 @@ class ToolContext:
             {"mode": "form", "message": message, "requestedSchema": requested}
             if self._form_mode_member()
             else {"message": message, "requestedSchema": requested},
+            key,
         )
         result = structure(raw, ElicitResult)
         if result.action != "accept" or result.content is None:
@@ -231,11 +260,12 @@ class ToolContext:
         # ``mode`` exists from 2025-11-25 on; older clients would see an unknown member.
         return self.session.protocol_version == "2025-11-25"
 
-    async def list_roots(self) -> list[Root]:
-        """The client's roots (``roots/list``)."""
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
+        """The client's roots (``roots/list``); ``key`` names the input request in the
+        stateless era."""
         if self.session.client_capabilities.roots is None:
             raise self._missing("roots")
-        raw = await self._reverse("roots/list")
+        raw = await self._reverse("roots/list", None, key)
         roots = raw.get("roots")
         if not isinstance(roots, list):
             raise McpError(-32603, "roots/list answer has no roots list")

@@ -8,7 +8,8 @@ forge that state, replay it onto another call, or keep it forever, so the token 
 ``v1.<key id>.<expiry>.<payload>.<mac>`` (each part base64url without padding), where
 ``mac = HMAC-SHA256(key, "v1" | key id | expiry | binding | payload)``.
 
-* **Integrity**: any change to any part fails the MAC (compared in constant time).
+* **Integrity**: any change to any part fails the MAC (compared in constant time, in
+  its canonical text form, so that no second spelling of a token opens).
 * **Binding**: the MAC covers a *binding* the caller supplies (the method, the target
   tool / prompt / resource, a digest of the arguments) that is never sent; a state
   opened under another binding fails the MAC like a forgery does.
@@ -159,9 +160,12 @@ class RequestStateSealer:
         key = self._keys.get(key_id)
         if key is None:
             raise RequestStateError("the state was sealed with an unknown key")
-        mac = _unb64(mac_text)
         _unb64(payload)
-        if not hmac.compare_digest(mac, self._mac(key, key_id, expiry, binding, payload)):
+        # Compared as text, not as decoded bytes: base64 without padding has several
+        # spellings of the same bytes (the spare bits of the last character), and a
+        # token the server did not write must never open.
+        expected = _b64(self._mac(key, key_id, expiry, binding, payload))
+        if not hmac.compare_digest(mac_text.encode("ascii", "replace"), expected.encode()):
             raise RequestStateError("the state does not match this request")
         if not expiry.isdigit() or int(expiry) < self._clock():
             raise RequestStateError("the state has expired")

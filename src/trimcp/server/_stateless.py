@@ -44,7 +44,8 @@ from trimcp.protocol import (
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, NO_DATA, RESOURCE_NOT_FOUND
 
 from ._lifecycle import check_request
-from ._mrtr import MRTR_METHODS, InputRound, check_response, only_input_required
+from ._mrtr import MRTR_METHODS, InputRound, only_input_required, strip_input_required
+from ._param_headers import check_param_headers
 from ._request_state import RequestStateError, RequestStateSealer
 
 if TYPE_CHECKING:
@@ -135,6 +136,8 @@ class EraFront:
         return tuple(v for v in self.server.supported_versions if v in STATELESS_VERSIONS)
 
     def is_stateless(self, ctx: HandlerContext, method: str) -> bool:
+        if not self.versions:
+            return False  # a server of the handshake era only: it ignores the era's _meta
         if method in STATELESS_ONLY:
             return True
         if getattr(ctx.session_object.channel, "stateless_era", False):
@@ -146,8 +149,8 @@ class EraFront:
 
         async def run(ctx: HandlerContext, params: Any) -> Any:
             if not self.is_stateless(ctx, method):
-                if method in STATELESS_ONLY:  # pragma: no cover - is_stateless covers it
-                    raise McpError(INVALID_PARAMS, "Invalid params: params._meta is required")
+                if method in STATELESS_ONLY:  # unknown to a handshake-era-only server
+                    raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
                 check_request(ctx.session, method)
                 if params_type is not None:
                     params = structure(params or {}, params_type)
@@ -202,9 +205,11 @@ class EraFront:
         binding: dict[str, Any] | None = None
         if method in MRTR_METHODS:
             binding = _binding(method, raw)
-            inputs = InputRound(self._answers(binding, raw))
+            inputs = self._answers(binding, raw)
             ctx.extension = inputs
             raw = {k: v for k, v in raw.items() if k not in ("inputResponses", "requestState")}
+        if method == "tools/call":
+            self._check_param_headers(ctx, raw)
         if params_type is not None:
             params = structure(raw, params_type)
             ctx.params = params
@@ -217,19 +222,36 @@ class EraFront:
                 raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
             raise
         except BaseException as exc:
-            if inputs is None or not inputs.requests or not only_input_required(exc):
+            if inputs is None or not inputs.requests:
                 raise
+            if not only_input_required(exc):
+                raise strip_input_required(exc) from None
             assert binding is not None
-            asked = {key: request["method"] for key, request in inputs.requests.items()}
-            token = self.sealer.seal(binding, {"answers": inputs.answers, "asked": asked})
-            return inputs.result(token)
+            token = self.sealer.seal(binding, {"answers": inputs.answers})
+            return self._finish(method, inputs.result(token))
         return self._finish(method, result)
 
-    def _answers(self, binding: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        """The answers so far: the sealed ones plus this retry's valid new ones."""
+    def _check_param_headers(self, ctx: HandlerContext, params: dict[str, Any]) -> None:
+        """``Mcp-Param-*`` against the arguments (stateless HTTP POSTs only; see
+        :mod:`._param_headers`)."""
+        channel = ctx.session_object.channel
+        headers = getattr(channel, "param_headers", None)
+        if not getattr(channel, "stateless_era", False) or not isinstance(headers, dict):
+            return
+        name = params.get("name")
+        tool = self.server.tools.get(name) if isinstance(name, str) else None
+        if tool is not None:
+            check_param_headers(tool.tool.input_schema, params.get("arguments"), headers)
+
+    def _answers(self, binding: dict[str, Any], params: dict[str, Any]) -> InputRound:
+        """The input round of this run: the sealed answers of earlier rounds, and this
+        retry's ``inputResponses`` (checked when the handler asks for them)."""
+        responses = params.get("inputResponses")
+        if responses is not None and not isinstance(responses, dict):
+            raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
         token = params.get("requestState")
         if token is None:
-            return {}  # a first round; responses without our state are not trusted
+            return InputRound({}, responses)
         if not isinstance(token, str):
             raise McpError(INVALID_PARAMS, "Invalid params: requestState must be a string")
         try:
@@ -238,14 +260,8 @@ class EraFront:
             raise McpError(
                 INVALID_PARAMS, f"Invalid params: requestState refused ({exc})"
             ) from None
-        answers = dict(data.get("answers") or {})
-        asked: dict[str, str] = data.get("asked") or {}
-        responses = params.get("inputResponses")
-        if isinstance(responses, dict):
-            for key, method in asked.items():
-                if key in responses:
-                    answers[key] = check_response(method, responses[key])
-        return answers
+        answers = data.get("answers") if isinstance(data, dict) else None
+        return InputRound(answers if isinstance(answers, dict) else {}, responses)
 
     def _finish(self, method: str, result: Any) -> dict[str, Any]:
         out: dict[str, Any] = (
@@ -256,7 +272,7 @@ class EraFront:
         meta = dict(meta) if isinstance(meta, dict) else {}
         meta.setdefault("io.modelcontextprotocol/serverInfo", self._server_info())
         out["_meta"] = meta
-        if method in CACHEABLE:
+        if method in CACHEABLE and out[RESULT_TYPE] == "complete":  # not input_required
             for key, value in self.cache.hints(method).items():
                 out.setdefault(key, value)
         return out

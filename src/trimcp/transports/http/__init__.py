@@ -12,6 +12,7 @@ from ._event_store import Replay as Replay
 from ._guards import HostPolicy as HostPolicy
 from ._guards import is_loopback as is_loopback
 from ._h11_server import serve_h11 as serve_h11
+from ._header_values import decode_header_value as decode_header_value
 from ._legacy_sse_channel import LegacySseChannel as LegacySseChannel
 from ._server_limits import HttpServerLimits as HttpServerLimits
 from ._sessions import HttpSessionChannel as HttpSessionChannel
@@ -29,6 +30,7 @@ __all__ = [
     "Replay",
     "StreamableHttp",
     "StreamableHttpApp",
+    "decode_header_value",
     "is_loopback",
     "serve_h11",
     "streamable_http",

@@ -13,13 +13,10 @@ session is :mod:`._sessions`'s business, and the lifetime of sessions
 The app needs its session manager running: ASGI lifespan starts it, or the embedding
 code runs :meth:`StreamableHttpApp.run` in a nursery of its own (``serve_http`` does).
 
-Eras: this serves the handshake era (2025-03-26 ... 2025-11-25). The stateless era
-(2026-07-28) slots in at :meth:`StreamableHttpApp._post`: a POST whose
-``MCP-Protocol-Version`` is a stateless-era revision takes the ``stateless`` path (a
-short session per POST, no ``Mcp-Session-Id``), with the era's differences added
-there: ``Mcp-Method``/``Mcp-Name`` checked against the body, 404 for unknown methods,
-and a disconnect treated as cancellation (cancel the per-POST session when
-:func:`~._asgi_io.pump` reports the client gone).
+Both eras on one endpoint: a POST naming a stateless-era (2026-07-28) version, or
+carrying that era's ``_meta`` without a session id, is checked by :mod:`._modern_post`
+and served by a session of its own that ends with the response (closing the stream
+cancels it); GET and DELETE of that era are 405. :mod:`._asgi_post` answers POSTs.
 """
 
 from __future__ import annotations
@@ -52,8 +49,8 @@ from ._asgi_io import (
     read_body,
     send_empty,
     send_error,
-    send_sse_end,
 )
+from ._asgi_post import SESSION_NOT_FOUND, serve_post, session_headers
 from ._event_store import EventStore, MemoryEventStore
 from ._guards import (
     SERVER_ERROR,
@@ -76,7 +73,6 @@ __all__ = ["StreamableHttpApp"]
 
 logger = logging.getLogger("trimcp.http.server")
 
-SESSION_NOT_FOUND: Final = -32001
 _DEFAULT_STORE: Final[Any] = object()
 
 
@@ -204,6 +200,11 @@ class StreamableHttpApp:
             return
         check_host_and_origin(self.host_policy, dict(scope), headers)
         method = scope.get("method")
+        if method != "POST" and headers.get("mcp-protocol-version") in STATELESS_VERSIONS:
+            # The stateless era is POST only; its GET and DELETE are old traffic.
+            raise HttpError(
+                405, "Method Not Allowed", code=SERVER_ERROR, headers=[(b"allow", b"POST")]
+            )
         if method == "POST":
             await self._post(receive, send, headers)
         elif method == "GET" and self.standalone_get:
@@ -252,9 +253,7 @@ class StreamableHttpApp:
             raise HttpError(400, "Bad Request: MCP-Protocol-Version does not match the session")
 
     def _session_headers(self, channel: HttpSessionChannel) -> list[tuple[bytes, bytes]]:
-        if channel.session_id is None:
-            return []
-        return [(b"mcp-session-id", channel.session_id.encode())]
+        return session_headers(channel)
 
     # ------------------------------------------------------------------ POST
     async def _post(self, receive: Receive, send: Send, headers: Headers) -> None:
@@ -376,53 +375,9 @@ class StreamableHttpApp:
         *,
         status: Callable[[int], int] | None = None,
     ) -> None:
-        channel.busy += 1
         try:
-            if not requests:
-                for message in messages:
-                    await _deliver(channel, message, self.limits.inbound_wait)
-                await send_empty(send, 202, self._session_headers(channel))
-                return
-            ids = [r.id for r in requests]
-            if len(set(ids)) != len(ids) or any(channel.in_flight(i) for i in ids):
-                raise HttpError(400, "Invalid Request: a request with this id is already in flight")
-            outbox = channel.open_request_stream(requests, batch=len(messages) > 1)
-            for n, message in enumerate(messages):
-                try:
-                    await _deliver(channel, message, self.limits.inbound_wait)
-                except HttpError:
-                    for late in messages[n:]:
-                        if isinstance(late, Request):
-                            channel.cancelled(late.id)
-                    channel.detach(outbox)
-                    raise
-            headers = self._session_headers(channel)
-
-            async def gone() -> None:
-                if not channel.closed:  # cancelled before any output: an empty stream
-                    await send_sse_end(send, headers)
-                    return
-                await send_error(
-                    send,
-                    HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND),
-                    headers,
-                )
-
-            try:
-                await pump(
-                    outbox,
-                    receive,
-                    send,
-                    headers,
-                    timeout=self.limits.send_timeout,
-                    on_empty=gone,
-                    status=status,
-                )
-            finally:
-                channel.detach(outbox)
+            await serve_post(channel, messages, requests, receive, send, self.limits, status)
         finally:
-            channel.busy -= 1
-            channel.touch()
             if channel.session_id is None:
                 self.manager.terminate(channel)
 
@@ -467,21 +422,3 @@ class StreamableHttpApp:
         self._check_version(headers, channel)
         self.manager.terminate(channel)
         await send_empty(send, 200)
-
-
-async def _deliver(channel: HttpSessionChannel, message: Message, wait: float) -> None:
-    """Queue ``message`` for the session; 503 when the session stays too busy to take it."""
-    try:
-        with trio.move_on_after(wait) as waited:
-            await channel.deliver(message)
-    except (trio.ClosedResourceError, trio.BrokenResourceError):
-        raise HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND) from None
-    if waited.cancelled_caught:
-        raise HttpError(
-            503,
-            "Service Unavailable: the session is busy",
-            code=SERVER_ERROR,
-            headers=[(b"retry-after", b"1")],
-        )
-    if isinstance(message, Notification) and message.method == "notifications/cancelled":
-        channel.cancelled((message.params or {}).get("requestId"))

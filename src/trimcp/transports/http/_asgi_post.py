@@ -1,0 +1,113 @@
+"""The POST half of the Streamable HTTP app: deliver a POST's messages, answer it.
+
+:func:`serve_post` is the same for every POST that reaches a session (handshake era,
+``stateless=True`` mode, or a stateless-era POST with a session of its own): the
+requests get an outbox on the channel, their messages are delivered (each bounded by
+``inbound_wait``, then 503), and the outbox is pumped back as JSON or SSE until the
+answers are out or the client leaves. The app decides which session a POST belongs to
+and what happens to the session afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+import trio
+
+from trimcp.wire import Message, Notification, Request
+
+from ._asgi_io import Receive, Send, pump, send_empty, send_error, send_sse_end
+from ._guards import SERVER_ERROR, HttpError
+from ._server_limits import HttpServerLimits
+from ._sessions import HttpSessionChannel
+
+__all__ = ["SESSION_NOT_FOUND", "deliver", "serve_post", "session_headers"]
+
+SESSION_NOT_FOUND: Final = -32001
+
+
+def session_headers(channel: HttpSessionChannel) -> list[tuple[bytes, bytes]]:
+    """``Mcp-Session-Id`` for a session that has one, else nothing."""
+    if channel.session_id is None:
+        return []
+    return [(b"mcp-session-id", channel.session_id.encode())]
+
+
+async def serve_post(
+    channel: HttpSessionChannel,
+    messages: list[Message],
+    requests: list[Request],
+    receive: Receive,
+    send: Send,
+    limits: HttpServerLimits,
+    status: Callable[[int], int] | None = None,
+) -> None:
+    """Deliver one POST's messages to ``channel`` and answer it: 202 when it holds no
+    request, else the requests' outbox pumped as JSON or SSE (``status`` maps a JSON
+    error body's code to its HTTP status, for the stateless era)."""
+    channel.busy += 1
+    try:
+        if not requests:
+            for message in messages:
+                await deliver(channel, message, limits.inbound_wait)
+            await send_empty(send, 202, session_headers(channel))
+            return
+        ids = [r.id for r in requests]
+        if len(set(ids)) != len(ids) or any(channel.in_flight(i) for i in ids):
+            raise HttpError(400, "Invalid Request: a request with this id is already in flight")
+        outbox = channel.open_request_stream(requests, batch=len(messages) > 1)
+        for n, message in enumerate(messages):
+            try:
+                await deliver(channel, message, limits.inbound_wait)
+            except HttpError:
+                for late in messages[n:]:
+                    if isinstance(late, Request):
+                        channel.cancelled(late.id)
+                channel.detach(outbox)
+                raise
+        headers = session_headers(channel)
+
+        async def gone() -> None:
+            if not channel.closed:  # cancelled before any output: an empty stream
+                await send_sse_end(send, headers)
+                return
+            await send_error(
+                send,
+                HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND),
+                headers,
+            )
+
+        try:
+            await pump(
+                outbox,
+                receive,
+                send,
+                headers,
+                timeout=limits.send_timeout,
+                on_empty=gone,
+                status=status,
+            )
+        finally:
+            channel.detach(outbox)
+    finally:
+        channel.busy -= 1
+        channel.touch()
+
+
+async def deliver(channel: HttpSessionChannel, message: Message, wait: float) -> None:
+    """Queue ``message`` for the session; 503 when the session stays too busy to take it."""
+    try:
+        with trio.move_on_after(wait) as waited:
+            await channel.deliver(message)
+    except (trio.ClosedResourceError, trio.BrokenResourceError):
+        raise HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND) from None
+    if waited.cancelled_caught:
+        raise HttpError(
+            503,
+            "Service Unavailable: the session is busy",
+            code=SERVER_ERROR,
+            headers=[(b"retry-after", b"1")],
+        )
+    if isinstance(message, Notification) and message.method == "notifications/cancelled":
+        channel.cancelled((message.params or {}).get("requestId"))
