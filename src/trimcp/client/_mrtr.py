@@ -29,7 +29,7 @@ import trio
 
 from trimcp.binding import structure, unstructure
 from trimcp.dispatch import McpError, ProgressCallback
-from trimcp.nursery import HandlerContext, Session
+from trimcp.nursery import HandlerContext, Session, unwrap_single
 from trimcp.wire import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 
 __all__ = [
@@ -129,9 +129,10 @@ class InputRounds:
         async def answer(key: str, method: str, params: dict[str, Any]) -> None:
             answers[key] = await self._run(key, method, params)
 
-        async with trio.open_nursery() as nursery:
-            for key, (method, params) in requests.items():
-                nursery.start_soon(answer, key, method, params)
+        with unwrap_single():  # one failing handler raises as itself
+            async with trio.open_nursery() as nursery:
+                for key, (method, params) in requests.items():
+                    nursery.start_soon(answer, key, method, params)
         return answers
 
     async def _run(self, key: str, method: str, params: dict[str, Any]) -> Any:
