@@ -6,6 +6,7 @@ import json
 from functools import partial
 from typing import Any
 
+import pytest
 import trio
 
 import trimcp
@@ -168,3 +169,50 @@ async def test_a_legacy_400_falls_back_and_a_modern_400_is_retried() -> None:
     ids = [json.loads(r.body)["id"] for r in modern.of("POST", "server/discover")]
     assert len(set(ids)) == 2
     assert not modern.of("POST", "initialize")
+
+
+async def test_a_header_mismatch_relists_the_tools_and_retries_once() -> None:
+    listed: list[int] = []
+    calls: list[FakeRequest] = []
+
+    async def discover(request: FakeRequest, ex: Exchange) -> None:
+        await ex.json(result(request, DISCOVER))
+
+    async def tools_list(request: FakeRequest, ex: Exchange) -> None:
+        listed.append(1)
+        schema = {"type": "object"} if len(listed) == 1 else ANNOTATED  # the tool changed
+        page = {"tools": [{"name": "route", "inputSchema": schema}], "resultType": "complete"}
+        await ex.json(result(request, {**page, "ttlMs": 0, "cacheScope": "private"}))
+
+    async def tools_call(request: FakeRequest, ex: Exchange) -> None:
+        calls.append(request)
+        if "mcp-param-region" not in request.headers:
+            error = {"code": -32020, "message": "Header mismatch: Mcp-Param-Region missing"}
+            body = {"jsonrpc": "2.0", "id": request.message["id"], "error": error}
+            await ex.json(body, status=400)
+            return
+        done = {"content": [{"type": "text", "text": "routed"}], "resultType": "complete"}
+        await ex.json(result(request, done))
+
+    app = mcp_app(
+        {"server/discover": discover, "tools/list": tools_list, "tools/call": tools_call},
+        session_id=None,
+    )
+    with trio.fail_after(WAIT):
+        async with trio.open_nursery() as nursery:
+            fake = await start_server(nursery, app)
+            async with trimcp.open_client(
+                trimcp.streamable_http(fake.url), era="stateless"
+            ) as client:
+                await client.list_all_tools()
+                answer = await client.call_tool("route", {"region": "eu", "query": "q"})
+                assert answer.content[0] == trimcp.TextContent(text="routed")
+                assert len(calls) == 2
+                assert calls[1].headers["mcp-param-region"] == "eu"
+                # a second mismatch on one call is not retried forever
+                listed.clear()
+                with pytest.raises(trimcp.McpError) as caught:
+                    await client.call_tool("route", {"query": "q"})
+                assert caught.value.code == -32020
+                assert len(calls) == 4
+            nursery.cancel_scope.cancel()

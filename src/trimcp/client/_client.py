@@ -107,6 +107,8 @@ class Client(ResourceCalls):
         self.era = era or EraState(Implementation(name="", version=""), ClientCapabilities())
         self._listeners = listeners or Listeners()
         self._rounds = InputRounds(session, max_input_rounds)
+        if self.era.stateless and hasattr(session.channel, "tool_headers"):
+            self._rounds.refresh = self.list_all_tools
 
     @property
     def stateless(self) -> bool:

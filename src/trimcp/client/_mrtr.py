@@ -16,6 +16,9 @@ answered with an ``InputRequiredResult`` (``resultType: "input_required"``): key
 3. repeats while the server asks for more, at most ``max_rounds`` times
    (:data:`DEFAULT_MAX_INPUT_ROUNDS`); past that :class:`InputRoundsExceeded` is raised.
 
+A ``tools/call`` refused with ``-32020`` (its ``Mcp-Param-*`` headers do not match the
+server's idea of the tool) is retried once after re-reading ``tools/list`` (``refresh``).
+
 A result without ``resultType`` is complete, as the spec says of older servers. An
 input request the client has no handler for (the server asked for a capability that
 was not declared) raises ``McpError(-32601)``; a handler's own error propagates.
@@ -23,6 +26,7 @@ was not declared) raises ``McpError(-32601)``; a handler's own error propagates.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, final
 
 import trio
@@ -30,7 +34,7 @@ import trio
 from trimcp.binding import structure, unstructure
 from trimcp.dispatch import McpError, ProgressCallback
 from trimcp.nursery import HandlerContext, Session, unwrap_single
-from trimcp.wire import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+from trimcp.wire import HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 
 __all__ = [
     "DEFAULT_MAX_INPUT_ROUNDS",
@@ -90,6 +94,10 @@ class InputRounds:
             raise ValueError("max_rounds must be at least 0")
         self.session = session
         self.max_rounds = max_rounds
+        #: Called once when a ``tools/call`` gets ``-32020`` (HeaderMismatch), before the
+        #: one retry: the client re-reads ``tools/list`` so that its ``Mcp-Param-*``
+        #: headers follow the tool's current schema, as the spec recommends.
+        self.refresh: Callable[[], Awaitable[object]] | None = None
 
     async def request(
         self,
@@ -103,10 +111,19 @@ class InputRounds:
         original = {k: v for k, v in (params or {}).items() if k not in _RETRY_KEYS}
         current = original
         rounds = 0
+        refreshed = False
         while True:
-            raw = await self.session.request(
-                method, current, timeout=timeout, on_progress=on_progress
-            )
+            try:
+                raw = await self.session.request(
+                    method, current, timeout=timeout, on_progress=on_progress
+                )
+            except McpError as exc:
+                mismatch = exc.code == HEADER_MISMATCH and method == "tools/call"
+                if not mismatch or refreshed or self.refresh is None:
+                    raise
+                refreshed = True
+                await self.refresh()
+                continue
             if raw.get("resultType", "complete") != "input_required":
                 return raw
             if rounds >= self.max_rounds:
