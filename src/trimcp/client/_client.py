@@ -59,13 +59,7 @@ from trimcp.transports import ClientTransport
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from ._era import DEFAULT_DISCOVER_TIMEOUT, EraChoice, EraState, client_middlewares, detect_era
-from ._listen import (
-    DEFAULT_LISTEN_BUFFER,
-    Listeners,
-    Subscription,
-    listen_params,
-    open_subscription,
-)
+from ._listen import ListenCalls, Listeners
 from ._mrtr import DEFAULT_MAX_INPUT_ROUNDS, InputRounds
 from ._resources import (
     ResourceCalls,
@@ -93,7 +87,7 @@ MAX_PAGES = 10_000
 
 
 @final
-class Client(ResourceCalls):
+class Client(ResourceCalls, ListenCalls):
     """A connected, initialized MCP client. Made by :func:`open_client`."""
 
     def __init__(
@@ -109,11 +103,6 @@ class Client(ResourceCalls):
         self._rounds = InputRounds(session, max_input_rounds)
         if self.era.stateless and hasattr(session.channel, "tool_headers"):
             self._rounds.refresh = self.list_all_tools
-
-    @property
-    def stateless(self) -> bool:
-        """Whether this client speaks the stateless era (2026-07-28) with its server."""
-        return self.era.stateless
 
     # -- what the handshake told us ------------------------------------------------
     @property
@@ -252,25 +241,6 @@ class Client(ResourceCalls):
             self.era.log_level = level
             return
         await self.session.request("logging/setLevel", {"level": level})
-
-    @asynccontextmanager
-    async def listen(
-        self,
-        *,
-        tools: bool = False,
-        prompts: bool = False,
-        resources: bool = False,
-        resource_uris: Sequence[str] = (),
-        buffer: int = DEFAULT_LISTEN_BUFFER,
-    ) -> AsyncIterator[Subscription]:
-        """Open a ``subscriptions/listen`` stream (stateless era); see ``_listen``."""
-        if not self.era.stateless:
-            raise McpError(METHOD_NOT_FOUND, "subscriptions/listen needs a stateless-era server")
-        params = listen_params(
-            tools=tools, prompts=prompts, resources=resources, resource_uris=list(resource_uris)
-        )
-        async with open_subscription(self._listeners, self.session, params, buffer) as sub:
-            yield sub
 
     async def send_roots_list_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``)."""

@@ -26,21 +26,25 @@ from __future__ import annotations
 
 import contextvars
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import trio
 
 from trimcp.dispatch import CallNext, McpError
 from trimcp.nursery import Session
 from trimcp.protocol import SUBSCRIPTION_ID_META
-from trimcp.wire import INVALID_REQUEST, Message, Notification, Request, RequestId
+from trimcp.wire import INVALID_REQUEST, METHOD_NOT_FOUND, Message, Notification, Request, RequestId
+
+if TYPE_CHECKING:
+    from ._era import EraState
 
 __all__ = [
     "ACKNOWLEDGED",
     "DEFAULT_LISTEN_BUFFER",
     "DEFAULT_MAX_SUBSCRIPTIONS",
+    "ListenCalls",
     "Listeners",
     "Subscription",
 ]
@@ -198,3 +202,40 @@ async def open_subscription(
             yield sub
         finally:
             nursery.cancel_scope.cancel()
+
+
+class ListenCalls:
+    """``Client.listen`` and the era it needs, mixed into ``Client``."""
+
+    session: Session
+    era: EraState
+    _listeners: Listeners
+
+    @property
+    def stateless(self) -> bool:
+        """Whether this client speaks the stateless era (2026-07-28) with its server."""
+        return self.era.stateless
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        buffer: int = DEFAULT_LISTEN_BUFFER,
+    ) -> AsyncIterator[Subscription]:
+        """Open a ``subscriptions/listen`` stream (stateless era; see the module doc).
+
+        ``tools``/``prompts``/``resources`` opt into the ``list_changed`` notifications,
+        ``resource_uris`` into ``notifications/resources/updated`` for those URIs.
+        Returns once the server acknowledged; leaving the block cancels the stream.
+        """
+        if not self.era.stateless:
+            raise McpError(METHOD_NOT_FOUND, "subscriptions/listen needs a stateless-era server")
+        params = listen_params(
+            tools=tools, prompts=prompts, resources=resources, resource_uris=list(resource_uris)
+        )
+        async with open_subscription(self._listeners, self.session, params, buffer) as sub:
+            yield sub
