@@ -42,6 +42,11 @@ def build() -> trimcp.Server:
             nursery.start_soon(roots)
         return f"{found['who']['name']} in {found['roots']}"
 
+    @server.resource("test://secret", mime_type="text/plain")
+    async def secret(ctx: trimcp.ToolContext) -> str:
+        _answer, content = await ctx.elicit("Password?", SCHEMA)
+        return f"secret for {content and content['name']}"
+
     @server.prompt()
     async def greeting(ctx: trimcp.ToolContext) -> str:
         _answer, content = await ctx.elicit("Name?", SCHEMA)
@@ -113,6 +118,8 @@ async def test_the_same_handlers_serve_both_eras(era: str) -> None:
             assert together.content[0] == trimcp.TextContent(text="Ada in ['file:///work']")
             prompt = await client.get_prompt("greeting")
             assert "Hello Ada" in str(prompt.messages[0].content)
+            read = await client.read_resource("test://secret")
+            assert getattr(read.contents[0], "text", None) == "secret for Ada"
     assert handlers.calls.count("sample") == 1
     calls = [m for m in sent if isinstance(m, Request) and m.method == "tools/call"]
     if era == "stateless":
@@ -128,6 +135,11 @@ async def test_the_same_handlers_serve_both_eras(era: str) -> None:
         assert isinstance(retry["requestState"], str)
         assert len(retry["inputResponses"]) == 1
         assert len((calls[4].params or {})["inputResponses"]) == 2
+        for method in ("resources/read", "prompts/get"):
+            sent_for = [m for m in sent if isinstance(m, Request) and m.method == method]
+            assert len(sent_for) == 2
+            assert sent_for[0].id != sent_for[1].id
+            assert "inputResponses" in (sent_for[1].params or {})
     else:
         assert len(calls) == 2
 
