@@ -1,20 +1,33 @@
 """A client for the MCP conformance harness, built on trimcp's public API only.
 
 The harness runs ``python client.py <server-url>`` with the scenario name in
-``MCP_CONFORMANCE_SCENARIO`` and judges what it sees on the wire. Scenarios:
+``MCP_CONFORMANCE_SCENARIO`` (and, for some scenarios, JSON in
+``MCP_CONFORMANCE_CONTEXT``) and judges what it sees on the wire. Every scenario opens
+the client with ``era="auto"``: it probes with ``server/discover`` and speaks the
+stateless era (2026-07-28) to a server that answers it, or falls back to
+``initialize`` for a handshake-era one. Scenarios:
 
-* ``initialize``: connect (initialize + initialized) and close.
+* ``initialize``: connect and close.
 * ``tools_call``: list the tools and call ``add_numbers``.
 * ``elicitation-sep1034-client-defaults``: call the tool, and answer the server's
   elicitation by accepting the schema's defaults.
 * ``sse-retry``: call ``test_reconnection``, whose SSE stream the server cuts before the
   result; the transport resumes it with GET + ``Last-Event-ID`` after ``retry`` ms.
+* ``json-schema-2020-12-preservation``: echo a tool's ``inputSchema`` back verbatim.
+* ``request-metadata``: per-request ``_meta`` and the retry after ``-32022``.
+* ``sep-2322-client-request-state``: MRTR rounds (``requestState`` echoed, fresh ids).
+* ``http-standard-headers``: ``Mcp-Method``/``Mcp-Name`` on every kind of request.
+* ``http-custom-headers``: ``Mcp-Param-*`` headers for the context's tool calls.
+* ``http-invalid-tool-headers``: call every tool the client kept (invalid ones are left
+  out of ``tools/list``).
+* ``json-schema-ref-no-deref``: list the tools; a network ``$ref`` is never fetched.
 
 An unknown scenario exits with status 1.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -25,19 +38,7 @@ import trio
 import trimcp
 
 Scenario = Callable[[str], Awaitable[None]]
-
-
-async def initialize(url: str) -> None:
-    async with trimcp.open_client(trimcp.streamable_http(url), name="trimcp-conformance") as c:
-        print("initialized:", c.protocol_version, c.server_info)
-
-
-async def tools_call(url: str) -> None:
-    async with trimcp.open_client(trimcp.streamable_http(url), name="trimcp-conformance") as c:
-        tools = await c.list_all_tools()
-        print("tools:", [tool.name for tool in tools])
-        result = await c.call_tool("add_numbers", {"a": 5, "b": 3})
-        print("result:", result.content)
+NAME = "trimcp-conformance"
 
 
 def schema_defaults(schema: dict[str, Any]) -> dict[str, Any]:
@@ -54,23 +55,127 @@ async def accept_defaults(
     _ctx: trimcp.HandlerContext, params: trimcp.ElicitParams
 ) -> trimcp.ElicitResult:
     content = schema_defaults(params.requested_schema)
+    properties = params.requested_schema.get("properties") or {}
+    for name, prop in properties.items():  # a yes to every boolean asked without default
+        if isinstance(prop, dict) and prop.get("type") == "boolean":
+            content.setdefault(name, True)
     print("elicitation:", params.message, "->", content)
     return trimcp.ElicitResult(action="accept", content=content)
 
 
+async def sample(
+    _ctx: trimcp.HandlerContext, params: trimcp.CreateMessageParams
+) -> trimcp.CreateMessageResult:
+    return trimcp.CreateMessageResult(
+        role="assistant",
+        content=trimcp.TextContent(text="a sampled answer"),
+        model="conformance-model",
+    )
+
+
+def client(url: str, **handlers: Any) -> Any:
+    return trimcp.open_client(trimcp.streamable_http(url), name=NAME, era="auto", **handlers)
+
+
+def sample_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Plausible arguments for a tool: a value for each required property."""
+    values = {"string": "us-west1", "integer": 1, "number": 1.5, "boolean": True}
+    properties = schema.get("properties") or {}
+    out: dict[str, Any] = {}
+    for name in schema.get("required") or []:
+        prop = properties.get(name)
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        out[name] = values.get(kind, {}) if isinstance(kind, str) else "x"
+    return out
+
+
+async def initialize(url: str) -> None:
+    async with client(url) as c:
+        print("connected:", c.protocol_version, c.server_info, "stateless:", c.stateless)
+
+
+async def tools_call(url: str) -> None:
+    async with client(url) as c:
+        tools = await c.list_all_tools()
+        print("tools:", [tool.name for tool in tools])
+        result = await c.call_tool("add_numbers", {"a": 5, "b": 3})
+        print("result:", result.content)
+
+
 async def elicitation_defaults(url: str) -> None:
-    async with trimcp.open_client(
-        trimcp.streamable_http(url), name="trimcp-conformance", elicitation=accept_defaults
-    ) as c:
+    async with client(url, elicitation=accept_defaults) as c:
         tools = await c.list_all_tools()
         result = await c.call_tool(tools[0].name if tools else "test_client_elicitation_defaults")
         print("result:", result.content)
 
 
 async def sse_retry(url: str) -> None:
-    async with trimcp.open_client(trimcp.streamable_http(url), name="trimcp-conformance") as c:
+    async with client(url) as c:
         result = await c.call_tool("test_reconnection")
         print("result:", result.content)
+
+
+async def schema_preservation(url: str) -> None:
+    async with client(url) as c:
+        tools = {tool.name: tool for tool in await c.list_all_tools()}
+        focal = tools["json_schema_2020_12_tool"]
+        result = await c.call_tool("json_schema_echo", {"schema": focal.input_schema})
+        print("echoed:", result.content)
+
+
+async def request_metadata(url: str) -> None:
+    async with client(url, sampling=sample, elicitation=accept_defaults, roots=[]) as c:
+        print("version:", c.protocol_version, "stateless:", c.stateless)
+        if c.state.server_capabilities.tools is not None:
+            print("tools:", [tool.name for tool in await c.list_all_tools()])
+
+
+async def request_state(url: str) -> None:
+    async with client(url, elicitation=accept_defaults) as c:
+        names = [tool.name for tool in await c.list_all_tools()]
+        print("tools:", names)
+        for name in (
+            "test_mrtr_echo_state",
+            "test_mrtr_unrelated",
+            "test_mrtr_no_state",
+            "test_mrtr_no_result_type",
+        ):
+            result = await c.call_tool(name, {})
+            print(name, "->", result.content)
+
+
+async def standard_headers(url: str) -> None:
+    async with client(url) as c:
+        for tool in await c.list_all_tools():
+            await c.call_tool(tool.name, sample_arguments(tool.input_schema))
+        for resource in await c.list_all_resources():
+            await c.read_resource(resource.uri)
+        for prompt in await c.list_all_prompts():
+            await c.get_prompt(prompt.name)
+        print("done")
+
+
+async def custom_headers(url: str) -> None:
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    async with client(url) as c:
+        print("tools:", [tool.name for tool in await c.list_all_tools()])
+        for call in context.get("toolCalls") or []:
+            result = await c.call_tool(call["name"], call.get("arguments") or {})
+            print(call["name"], "->", result.content)
+
+
+async def invalid_tool_headers(url: str) -> None:
+    async with client(url) as c:
+        tools = await c.list_all_tools()
+        print("kept:", [tool.name for tool in tools])
+        for tool in tools:
+            await c.call_tool(tool.name, sample_arguments(tool.input_schema))
+
+
+async def ref_no_deref(url: str) -> None:
+    async with client(url) as c:
+        for tool in await c.list_all_tools():
+            print(tool.name, json.dumps(tool.input_schema))
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -78,6 +183,13 @@ SCENARIOS: dict[str, Scenario] = {
     "tools_call": tools_call,
     "elicitation-sep1034-client-defaults": elicitation_defaults,
     "sse-retry": sse_retry,
+    "json-schema-2020-12-preservation": schema_preservation,
+    "request-metadata": request_metadata,
+    "sep-2322-client-request-state": request_state,
+    "http-standard-headers": standard_headers,
+    "http-custom-headers": custom_headers,
+    "http-invalid-tool-headers": invalid_tool_headers,
+    "json-schema-ref-no-deref": ref_no_deref,
 }
 
 

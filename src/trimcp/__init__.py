@@ -7,6 +7,8 @@ the layers (``wire`` ← ``protocol`` ← ``binding`` ← ``dispatch`` ← ``nur
 
 from trimcp.binding import ArgumentsError as ArgumentsError
 from trimcp.client import Client as Client
+from trimcp.client import InputRoundsExceeded as InputRoundsExceeded
+from trimcp.client import Subscription as Subscription
 from trimcp.client import open_client as open_client
 from trimcp.dispatch import ConnectionClosedError as ConnectionClosedError
 from trimcp.dispatch import ContextClosedError as ContextClosedError
@@ -126,6 +128,7 @@ __all__ = [
     "HandlerContext",
     "HttpServerLimits",
     "ImageContent",
+    "InputRoundsExceeded",
     "McpError",
     "Middlewares",
     "PromptMessage",
@@ -141,6 +144,7 @@ __all__ = [
     "SamplingMessage",
     "Server",
     "SessionLimits",
+    "Subscription",
     "TextContent",
     "TextResourceContents",
     "Tool",

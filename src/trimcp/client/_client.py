@@ -58,6 +58,9 @@ from trimcp.protocol import (
 from trimcp.transports import ClientTransport
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
+from ._era import DEFAULT_DISCOVER_TIMEOUT, EraChoice, EraState, client_middlewares, detect_era
+from ._listen import ListenCalls, Listeners
+from ._mrtr import DEFAULT_MAX_INPUT_ROUNDS, InputRounds
 from ._resources import (
     ResourceCalls,
     ResourcesChangedHandler,
@@ -84,11 +87,22 @@ MAX_PAGES = 10_000
 
 
 @final
-class Client(ResourceCalls):
+class Client(ResourceCalls, ListenCalls):
     """A connected, initialized MCP client. Made by :func:`open_client`."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(
+        self,
+        session: Session,
+        era: EraState | None = None,
+        listeners: Listeners | None = None,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+    ) -> None:
         self.session = session
+        self.era = era or EraState(Implementation(name="", version=""), ClientCapabilities())
+        self._listeners = listeners or Listeners()
+        self._rounds = InputRounds(session, max_input_rounds)
+        if self.era.stateless and hasattr(session.channel, "tool_headers"):
+            self._rounds.refresh = self.list_all_tools
 
     # -- what the handshake told us ------------------------------------------------
     @property
@@ -138,7 +152,8 @@ class Client(ResourceCalls):
         """One page of tools, starting at ``cursor``."""
         self._require("tools")
         params = {"cursor": cursor} if cursor is not None else None
-        return structure(await self.session.request("tools/list", params), ListToolsResult)
+        result = structure(await self.session.request("tools/list", params), ListToolsResult)
+        return self.era.accept_tools(self.session, result)
 
     async def list_all_tools(self) -> list[Tool]:
         """Every tool, following ``nextCursor`` across all pages."""
@@ -165,7 +180,7 @@ class Client(ResourceCalls):
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        raw = await self.session.request(
+        raw = await self._rounds.request(
             "tools/call", params, timeout=timeout, on_progress=on_progress
         )
         return structure(raw, CallToolResult)
@@ -197,7 +212,7 @@ class Client(ResourceCalls):
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        return structure(await self.session.request("prompts/get", params), GetPromptResult)
+        return structure(await self._rounds.request("prompts/get", params), GetPromptResult)
 
     async def complete(
         self,
@@ -222,6 +237,9 @@ class Client(ResourceCalls):
     async def set_logging_level(self, level: str) -> None:
         """Ask the server to send log messages at ``level`` and above."""
         self._require("logging")
+        if self.era.stateless:  # the level travels in each request's _meta
+            self.era.log_level = level
+            return
         await self.session.request("logging/setLevel", {"level": level})
 
     async def send_roots_list_changed(self) -> None:
@@ -331,6 +349,9 @@ async def open_client(
     on_resources_list_changed: ResourcesChangedHandler | None = None,
     middlewares: Middlewares | None = None,
     limits: SessionLimits | None = None,
+    era: EraChoice = "handshake",
+    discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
+    max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
 ) -> AsyncIterator[Client]:
     """Connect, initialize, and yield a :class:`Client` for the ``async with`` block.
 
@@ -343,11 +364,22 @@ async def open_client(
       on_log: receives the server's ``notifications/message``.
       on_resource_updated / on_resources_list_changed: receive the server's
         ``notifications/resources/updated`` and ``.../list_changed``.
+      era: ``"auto"`` (probe with ``server/discover``, fall back to ``initialize``:
+        the dual-era client of the 2026-07-28 versioning page), ``"stateless"`` or
+        ``"handshake"`` (the default for now: ``initialize`` at once, as every caller
+        written before the stateless era expects); see ``trimcp.client._era``.
+      discover_timeout: seconds the ``server/discover`` probe waits for an answer.
+      max_input_rounds: input rounds (MRTR) one call may take; see ``_mrtr``.
     """
     info = Implementation(name=name, version=version)
     registry = _client_registry(sampling, elicitation, roots, on_log)
     add_resource_handlers(registry, on_resource_updated, on_resources_list_changed)
     capabilities = _capabilities(sampling, elicitation, roots)
+    era_state = EraState(info, capabilities)
+    listeners = Listeners()
+    stack = client_middlewares(
+        middlewares, send=[era_state.stamp, listeners.bind], recv=[listeners.route]
+    )
     with unwrap_single():
         async with (
             transport.connect() as channel,
@@ -355,10 +387,14 @@ async def open_client(
                 channel,
                 role=Role.CLIENT,
                 registry=registry,
-                middlewares=middlewares,
+                middlewares=stack,
                 limits=limits,
                 state=SessionState(client_info=info, client_capabilities=capabilities),
             ) as session,
         ):
-            await _initialize(session, info, capabilities, protocol_version)
-            yield Client(session)
+            stateless = era != "handshake" and await detect_era(
+                session, era_state, stateless_only=era == "stateless", timeout=discover_timeout
+            )
+            if not stateless:
+                await _initialize(session, info, capabilities, protocol_version)
+            yield Client(session, era_state, listeners, max_input_rounds)

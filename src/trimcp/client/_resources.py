@@ -25,6 +25,8 @@ from trimcp.protocol import (
 )
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
+from ._mrtr import InputRounds
+
 __all__ = [
     "ResourceCalls",
     "ResourceUpdatedHandler",
@@ -43,6 +45,7 @@ class ResourceCalls:
     """Typed resource calls, mixed into ``Client``."""
 
     session: Session
+    _rounds: InputRounds
 
     def _require_resources(self, *, subscribe: bool = False) -> None:
         capability = self.session.state.server_capabilities.resources
@@ -96,7 +99,7 @@ class ResourceCalls:
     async def read_resource(self, uri: str) -> ReadResourceResult:
         """Read ``uri``. A URI the server does not serve raises ``McpError`` (-32002)."""
         self._require_resources()
-        raw = await self.session.request("resources/read", {"uri": uri})
+        raw = await self._rounds.request("resources/read", {"uri": uri})
         return structure(raw, ReadResourceResult)
 
     async def subscribe_resource(self, uri: str) -> None:

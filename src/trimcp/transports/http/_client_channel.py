@@ -79,6 +79,7 @@ from ._client_conn import (
 from ._client_errors import http_error, phrase, valid_session_id
 from ._client_hooks import HttpRequestInfo, extra_headers
 from ._client_modern import modern_headers
+from ._client_params import ToolHeaderTable
 from ._client_reinit import Renewal, session_expired_error
 from ._client_sse import SseReader
 
@@ -99,11 +100,13 @@ class _Call:
     ``session`` is the session id it was last sent with (``None`` once it got a 404).
     """
 
-    __slots__ = ("scope", "session")
+    __slots__ = ("scope", "session", "stateless")
 
-    def __init__(self) -> None:
+    def __init__(self, stateless: bool = False) -> None:
         self.scope = trio.CancelScope()
         self.session: str | None = None
+        #: Sent as a stateless-era request (its cancellation is closing its stream).
+        self.stateless = stateless
 
 
 class _Bounce(enum.Enum):
@@ -145,6 +148,9 @@ class HttpClientChannel:
         self._closed = False
         self._listening = False
         self._listen_scope: trio.CancelScope | None = None
+        #: Set once the standalone GET stream is open (or will not be): requests wait
+        #: for it, so that what the server sends on it for them has somewhere to go.
+        self._listen_ready: trio.Event | None = None
         #: The session id the server issued, if any.
         self.session_id: str | None = None
         #: The negotiated revision (sent as ``MCP-Protocol-Version``).
@@ -155,6 +161,8 @@ class HttpClientChannel:
         self.session_expired = False
         self.sse = SseReader(self)
         self.renewal = Renewal(self)
+        #: ``x-mcp-header`` annotations of the listed tools, for ``Mcp-Param-*`` headers.
+        self.tool_headers = ToolHeaderTable()
 
     # ------------------------------------------------------------------ lifecycle
     def _start(self, nursery: trio.Nursery) -> None:
@@ -188,15 +196,42 @@ class HttpClientChannel:
         if self.failure is not None:
             raise trio.BrokenResourceError(self.failure)
         assert self._nursery is not None
+        if isinstance(message, Request):
+            await self._await_listen()
+        elif self._opens_listen(message):
+            self._listen_ready = trio.Event()
+        request_id = _cancelled_id(message)
+        call = self._outstanding.pop(request_id, None) if request_id is not None else None
+        if call is not None and call.stateless:
+            # Stateless era: closing the request's stream *is* the cancellation; there
+            # are no client notifications over HTTP.
+            call.scope.cancel()
+            return
         self.renewal.remember(message)
         await self._nursery.start(self._post, message)
-        if isinstance(message, Notification) and message.method == "notifications/cancelled":
-            request_id = (message.params or {}).get("requestId")
-            call = None
-            if isinstance(request_id, str | int) and not isinstance(request_id, bool):
-                call = self._outstanding.pop(request_id, None)
-            if call is not None:
-                call.scope.cancel()  # stop reading the cancelled request's stream
+        if call is not None:
+            call.scope.cancel()  # stop reading the cancelled request's stream
+
+    def _opens_listen(self, message: Message) -> bool:
+        version = self.protocol_version
+        return (
+            isinstance(message, Notification)
+            and message.method == "notifications/initialized"
+            and self.config.listen
+            and not self._listening
+            and (version is None or version in HANDSHAKE_VERSIONS)
+        )
+
+    async def _await_listen(self) -> None:
+        ready = self._listen_ready
+        if ready is not None and not ready.is_set():
+            with trio.move_on_after(self.config.connect_timeout):
+                await ready.wait()
+
+    def listen_opened(self) -> None:
+        """The standalone GET stream got its answer, or will not be opened."""
+        if self._listen_ready is not None:
+            self._listen_ready.set()
 
     async def receive(self) -> Message:
         try:
@@ -291,6 +326,11 @@ class HttpClientChannel:
         if modern is not None:
             version, more = modern
             out.extend([("MCP-Protocol-Version", version), *more])
+            if isinstance(message, Request) and message.method == "tools/call" and message.params:
+                params = message.params
+                out.extend(
+                    self.tool_headers.headers_for(params.get("name"), params.get("arguments"))
+                )
         else:
             if self.session_id is not None:
                 out.append(("Mcp-Session-Id", self.session_id))
@@ -305,13 +345,15 @@ class HttpClientChannel:
     ) -> None:
         """POST ``message``; ``started`` once written; then read (and resume) its answer."""
         request_id = message.id if isinstance(message, Request) else None
-        call = _Call()
+        call = _Call(stateless=modern_headers(message) is not None)
         if request_id is not None:
             self._outstanding[request_id] = call
         status = _Started(task_status)
         try:
             with call.scope:
                 await self._exchange(message, status, call)
+            if not self._listening:
+                self.listen_opened()  # notifications/initialized refused: no GET stream
         except Exception as exc:
             if not status.done:
                 raise
@@ -457,9 +499,22 @@ class HttpClientChannel:
     async def _listen(self) -> None:
         with trio.CancelScope() as scope:
             self._listen_scope = scope
-            await self.sse.listen()
+            try:
+                await self.sse.listen()
+            finally:
+                self.listen_opened()
         if self._listen_scope is scope:
             self._listen_scope = None
+
+
+def _cancelled_id(message: Message) -> RequestId | None:
+    """The request a ``notifications/cancelled`` names, else ``None``."""
+    if not isinstance(message, Notification) or message.method != "notifications/cancelled":
+        return None
+    request_id = (message.params or {}).get("requestId")
+    if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+        return request_id
+    return None
 
 
 def _what(message: Message) -> str:

@@ -155,6 +155,8 @@ class SseReader:
                 async with channel.pool.checkout(fresh=attempt > 0) as conn:
                     await conn.send_request("GET", channel.pool.origin, headers, None)
                     response = await conn.receive_response()
+                    if until is None:
+                        channel.listen_opened()
                     outcome = self._judge(response.status_code, response, sent)
                     if outcome is not None:
                         return outcome
@@ -164,6 +166,8 @@ class SseReader:
                 if exc.stale and attempt == 0:
                     continue
                 self.last_error = str(exc)
+                if until is None:
+                    channel.listen_opened()
                 return Outcome.NETWORK
             except RemoteProtocolError as exc:
                 logger.warning("malformed SSE on the GET stream: %s", exc)

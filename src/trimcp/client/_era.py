@@ -1,0 +1,247 @@
+"""Which era the server speaks, and the per-request ``_meta`` of the stateless one.
+
+``open_client(..., era=...)`` takes one of:
+
+* ``"auto"`` (the default): detect it, as the 2026-07-28 versioning page says a dual-era
+  client does. Probe with ``server/discover`` carrying stateless ``_meta``:
+
+  - a ``DiscoverResult`` naming a stateless version we speak: **stateless**;
+  - a recognised stateless-era error (``-32022`` unsupported version, whose ``data.
+    supported`` lists what the server speaks): the server is modern, so retry once
+    with a mutually supported version rather than fall back; ``-32020`` or ``-32021``
+    is raised (the server is modern and refuses us: falling back would not help);
+  - anything else (another error code, an HTTP ``4xx`` without a modern error body, a
+    result that is not a ``DiscoverResult``, no answer within ``discover_timeout``):
+    the server is **handshake era**, and ``initialize`` follows. The fallback is not
+    keyed to one error code.
+* ``"stateless"``: the same probe, but no fallback: a legacy server is an error.
+* ``"handshake"``: ``initialize`` at once, as before 2026-07-28.
+
+The result is cached for the life of the client (the connection is the server process
+on stdio, the origin on HTTP), as the spec recommends.
+
+In the stateless era, :class:`EraState` is a client-send middleware: it stamps every
+request's ``params._meta`` with ``io.modelcontextprotocol/protocolVersion``,
+``clientCapabilities`` (the handlers given to ``open_client``, in the 2026-07-28 shape),
+``clientInfo`` and, once :meth:`~trimcp.Client.set_logging_level` was called,
+``logLevel`` (the stateless era's replacement for ``logging/setLevel``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, Final, Literal, final
+
+import attrs
+
+from trimcp.binding import structure, unstructure
+from trimcp.dispatch import CallNext, ConnectionClosedError, McpError, Middleware, Middlewares
+from trimcp.nursery import Session
+from trimcp.protocol import (
+    CLIENT_CAPABILITIES_META,
+    CLIENT_INFO_META,
+    LOG_LEVEL_META,
+    PROTOCOL_VERSION_META,
+    SERVER_INFO_META,
+    STATELESS_VERSIONS,
+    ClientCapabilities,
+    Implementation,
+    ListToolsResult,
+    ServerCapabilities,
+)
+from trimcp.wire import (
+    HEADER_MISMATCH,
+    MISSING_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    Message,
+    Request,
+)
+
+__all__ = [
+    "DEFAULT_DISCOVER_TIMEOUT",
+    "EraChoice",
+    "EraState",
+    "client_middlewares",
+    "detect_era",
+    "stateless_capabilities",
+]
+
+logger = logging.getLogger("trimcp.client")
+
+EraChoice = Literal["auto", "handshake", "stateless"]
+
+DEFAULT_DISCOVER_TIMEOUT: Final = 10.0
+"""Seconds the ``server/discover`` probe waits; silence means a handshake-era server."""
+
+_REFUSALS: Final = frozenset({HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY})
+
+
+def stateless_capabilities(capabilities: ClientCapabilities) -> dict[str, Any]:
+    """``capabilities`` as a 2026-07-28 ``clientCapabilities`` object.
+
+    The era dropped ``roots.listChanged`` (no change notifications from the client)
+    and the ``tasks`` member (tasks are an extension now).
+    """
+    wire: dict[str, Any] = unstructure(capabilities)
+    wire.pop("tasks", None)
+    roots = wire.get("roots")
+    if isinstance(roots, dict):
+        wire["roots"] = {k: v for k, v in roots.items() if k != "listChanged"}
+    return wire
+
+
+@final
+class EraState:
+    """The era a client speaks, and the ``_meta`` it stamps on stateless-era requests.
+
+    ``version`` is the stateless-era revision in use, or ``None`` in the handshake era
+    (then requests go out untouched).
+    """
+
+    def __init__(self, info: Implementation, capabilities: ClientCapabilities) -> None:
+        self.version: str | None = None
+        self.capabilities = stateless_capabilities(capabilities)
+        self.info: dict[str, Any] = unstructure(info)
+        self.log_level: str | None = None
+
+    @property
+    def stateless(self) -> bool:
+        return self.version is not None
+
+    def meta(self) -> dict[str, Any]:
+        """The reserved ``_meta`` members of the next request."""
+        assert self.version is not None
+        meta: dict[str, Any] = {
+            PROTOCOL_VERSION_META: self.version,
+            CLIENT_CAPABILITIES_META: self.capabilities,
+            CLIENT_INFO_META: self.info,
+        }
+        if self.log_level is not None:
+            meta[LOG_LEVEL_META] = self.log_level
+        return meta
+
+    async def stamp(self, message: Message, call_next: CallNext) -> None:
+        """Client-send middleware: stamp stateless-era requests (see the module doc)."""
+        if self.version is not None and isinstance(message, Request):
+            params = dict(message.params or {})
+            existing = params.get("_meta")
+            params["_meta"] = {**(existing if isinstance(existing, dict) else {}), **self.meta()}
+            message = Request(id=message.id, method=message.method, params=params)
+        await call_next(message)
+
+    def accept_tools(self, session: Session, result: ListToolsResult) -> ListToolsResult:
+        """Leave out tools whose ``x-mcp-header`` annotations are invalid (HTTP only).
+
+        The HTTP channel remembers the valid ones' annotations for ``Mcp-Param-*``
+        headers; other transports may ignore the annotations, as the spec allows.
+        """
+        table = getattr(session.channel, "tool_headers", None)
+        if not self.stateless or table is None:
+            return result
+        kept = []
+        for tool in result.tools:
+            reason = table.learn(tool.name, tool.input_schema)
+            if reason is None:
+                kept.append(tool)
+            else:
+                logger.warning("ignoring tool %r: invalid x-mcp-header (%s)", tool.name, reason)
+        if len(kept) == len(result.tools):
+            return result
+        return attrs.evolve(result, tools=kept)
+
+
+def client_middlewares(
+    user: Middlewares | None, send: Sequence[Middleware], recv: Sequence[Middleware]
+) -> Middlewares:
+    """A fresh :class:`Middlewares`: the client's own ``send``/``recv`` middleware
+    outermost, then the user's (whose object is left untouched, so it can be shared)."""
+    out = Middlewares()
+    for middleware in send:
+        out.client_send.add(middleware)
+    for middleware in recv:
+        out.client_recv.add(middleware)
+    if user is not None:
+        for mine, theirs in (
+            (out.client_send, user.client_send),
+            (out.client_recv, user.client_recv),
+            (out.server_send, user.server_send),
+            (out.server_recv, user.server_recv),
+        ):
+            for middleware in theirs:
+                mine.add(middleware)
+    return out
+
+
+def _supported(data: Any) -> list[str]:
+    found = data.get("supported") if isinstance(data, dict) else None
+    return [v for v in found if isinstance(v, str)] if isinstance(found, list) else []
+
+
+def _adopt(session: Session, state: EraState, result: dict[str, Any]) -> None:
+    """Record what ``server/discover`` said in the session state (the stateless view)."""
+    view = session.state
+    assert state.version is not None
+    view.protocol_version = state.version
+    try:
+        view.server_capabilities = structure(result.get("capabilities") or {}, ServerCapabilities)
+    except Exception:  # a malformed member: treat the server as offering nothing optional
+        view.server_capabilities = ServerCapabilities()
+    meta = result.get("_meta")
+    info = meta.get(SERVER_INFO_META) if isinstance(meta, dict) else None
+    info = info if isinstance(info, dict) else result.get("serverInfo")
+    try:
+        view.server_info = structure(info, Implementation) if isinstance(info, dict) else None
+    except Exception:
+        view.server_info = None  # self-reported, informational
+    instructions = result.get("instructions")
+    view.instructions = instructions if isinstance(instructions, str) else None
+    view.initialized = view.ready = view.stateless = True
+    session.channel.negotiated(state.version)
+
+
+async def detect_era(
+    session: Session,
+    state: EraState,
+    *,
+    stateless_only: bool,
+    versions: Sequence[str] = STATELESS_VERSIONS,
+    timeout: float = DEFAULT_DISCOVER_TIMEOUT,
+) -> bool:
+    """Probe with ``server/discover``; True (and the state adopted) if stateless.
+
+    See the module doc for the rules. With ``stateless_only`` a legacy answer raises
+    instead of returning False.
+    """
+    wanted = [v for v in reversed(STATELESS_VERSIONS) if v in versions]
+    if not wanted:
+        raise ValueError(f"no stateless-era version among {list(versions)}")
+    state.version = wanted[0]
+    why = "no answer"
+    for attempt in range(2):
+        try:
+            raw = await session.request("server/discover", {}, timeout=timeout)
+        except ConnectionClosedError:
+            raise
+        except McpError as exc:
+            if exc.code in _REFUSALS:
+                raise
+            mutual = [v for v in wanted if v in _supported(exc.data)]
+            if exc.code == UNSUPPORTED_PROTOCOL_VERSION and mutual and attempt == 0:
+                state.version = mutual[0]
+                continue
+            why = f"server/discover failed: {exc}"
+            break
+        listed = raw.get("supportedVersions")
+        mutual = [v for v in wanted if isinstance(listed, list) and v in listed]
+        if mutual:
+            state.version = mutual[0]
+            _adopt(session, state, raw)
+            return True
+        why = "server/discover gave no stateless-era version this client speaks"
+        break
+    state.version = None
+    if stateless_only:
+        raise McpError(UNSUPPORTED_PROTOCOL_VERSION, f"not a stateless-era server: {why}")
+    logger.debug("handshake-era server (%s)", why)
+    return False

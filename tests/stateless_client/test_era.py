@@ -1,0 +1,199 @@
+"""Era detection: ``open_client(era=...)`` against stateless, dual-era and legacy servers."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+import trio.testing
+
+import trimcp
+from trimcp.protocol import HANDSHAKE_VERSIONS, PROTOCOL_VERSION_META
+from trimcp.wire import Request
+
+from ._peer import DISCOVER, Err, ScriptedPeer, check_client_message
+
+WAIT = 10
+
+
+def dual_server(versions: tuple[str, ...] | None = None) -> trimcp.Server:
+    server = (
+        trimcp.Server("dual", version="2")
+        if versions is None
+        else trimcp.Server("legacy", version="1", supported_versions=versions)
+    )
+
+    @server.tool()
+    async def add(a: int, b: int) -> str:
+        return f"sum={a + b}"
+
+    return server
+
+
+async def test_auto_speaks_stateless_to_a_dual_era_server() -> None:
+    with trio.fail_after(WAIT):
+        async with trimcp.open_client(dual_server().in_memory(), era="auto") as client:
+            assert client.stateless
+            assert client.protocol_version == "2026-07-28"
+            assert client.server_info is not None
+            assert client.server_info.name == "dual"
+            answer = await client.call_tool("add", {"a": 2, "b": 3})
+            assert answer.content[0] == trimcp.TextContent(text="sum=5")
+
+
+async def test_auto_falls_back_to_initialize_for_a_handshake_only_server() -> None:
+    with trio.fail_after(WAIT):
+        server = dual_server(HANDSHAKE_VERSIONS)
+        async with trimcp.open_client(server.in_memory(), era="auto") as client:
+            assert not client.stateless
+            assert client.protocol_version == "2025-11-25"
+            answer = await client.call_tool("add", {"a": 1, "b": 1})
+            assert answer.content[0] == trimcp.TextContent(text="sum=2")
+
+
+async def test_stateless_only_refuses_a_handshake_only_server() -> None:
+    with trio.fail_after(WAIT):
+        server = dual_server(HANDSHAKE_VERSIONS)
+        with pytest.raises(trimcp.McpError, match="not a stateless-era server"):
+            async with trimcp.open_client(server.in_memory(), era="stateless"):
+                pass
+
+
+async def test_handshake_sends_no_probe() -> None:
+    async def script(request: Request) -> dict | Err | None:  # type: ignore[type-arg]
+        if request.method == "initialize":
+            return {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "s", "version": "1"},
+            }
+        return {}
+
+    peer = ScriptedPeer(script)
+    with trio.fail_after(WAIT):
+        async with trimcp.open_client(peer, era="handshake") as client:
+            assert client.protocol_version == "2025-11-25"
+    assert not peer.requests("server/discover")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Err(-32601, "Method not found"),
+        Err(-32600, "Not initialized"),
+        Err(-32602, "Invalid params"),
+        {},  # a result that is not a DiscoverResult
+        {"supportedVersions": ["2025-11-25"]},  # no stateless version in common
+    ],
+)
+async def test_any_non_modern_answer_means_legacy(answer: dict | Err) -> None:  # type: ignore[type-arg]
+    async def script(request: Request) -> dict | Err | None:  # type: ignore[type-arg]
+        if request.method == "server/discover":
+            return answer
+        if request.method == "initialize":
+            return {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "serverInfo": {"name": "old", "version": "1"},
+            }
+        return {}
+
+    peer = ScriptedPeer(script)
+    with trio.fail_after(WAIT):
+        async with trimcp.open_client(peer, era="auto") as client:
+            assert not client.stateless
+            assert client.protocol_version == "2025-06-18"
+    assert [m.method for m in peer.requests("initialize")] == ["initialize"]
+    # the initialize carries no stateless _meta: the probe's stamp was dropped
+    params = peer.requests("initialize")[0].params or {}
+    assert PROTOCOL_VERSION_META not in (params.get("_meta") or {})
+
+
+async def test_a_silent_server_is_legacy_after_the_probe_timeout(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async def script(request: Request) -> dict | Err | None:  # type: ignore[type-arg]
+        if request.method == "server/discover":
+            return None  # never answers
+        if request.method == "initialize":
+            return {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "serverInfo": {"name": "quiet", "version": "1"},
+            }
+        return {}
+
+    peer = ScriptedPeer(script)
+    async with trimcp.open_client(peer, era="auto", discover_timeout=3) as client:
+        assert not client.stateless
+        assert trio.current_time() >= 3
+
+
+async def test_unsupported_version_is_retried_with_a_mutual_one() -> None:
+    calls: list[int] = []
+
+    async def script(request: Request) -> dict | Err | None:  # type: ignore[type-arg]
+        if request.method == "server/discover":
+            calls.append(1)
+            if len(calls) == 1:
+                return Err(
+                    -32022,
+                    "Unsupported protocol version",
+                    {"supported": ["2026-07-28"], "requested": "x"},
+                )
+            return DISCOVER
+        return {"tools": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}
+
+    peer = ScriptedPeer(script)
+    with trio.fail_after(WAIT):
+        async with trimcp.open_client(peer, era="auto", name="n", version="9") as client:
+            assert client.stateless
+            assert client.server_info is not None
+            assert client.server_info.name == "scripted"
+            assert await client.list_all_tools() == []
+    probes = peer.requests("server/discover")
+    assert len(probes) == 2
+    assert probes[0].id != probes[1].id
+    for message in peer.received:
+        check_client_message(message)
+        meta = (message.params or {})["_meta"]  # type: ignore[union-attr]
+        assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+        assert meta["io.modelcontextprotocol/clientInfo"] == {"name": "n", "version": "9"}
+        assert meta["io.modelcontextprotocol/clientCapabilities"] == {}
+
+
+async def test_a_modern_refusal_is_raised_not_fallen_back_from() -> None:
+    async def script(request: Request) -> dict | Err | None:  # type: ignore[type-arg]
+        return Err(-32020, "Header mismatch")
+
+    peer = ScriptedPeer(script)
+    with trio.fail_after(WAIT), pytest.raises(trimcp.McpError) as caught:
+        async with trimcp.open_client(peer, era="auto"):
+            pass
+    assert caught.value.code == -32020
+    assert not peer.requests("initialize")
+
+
+async def test_meta_carries_capabilities_and_log_level() -> None:
+    async def script(request: Request) -> dict | Err | None:  # type: ignore[type-arg]
+        if request.method == "server/discover":
+            return {**DISCOVER, "capabilities": {"tools": {}, "logging": {}}}
+        return {"tools": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}
+
+    async def sample(
+        _ctx: trimcp.HandlerContext, _p: trimcp.CreateMessageParams
+    ) -> trimcp.CreateMessageResult:
+        raise AssertionError("not called")
+
+    peer = ScriptedPeer(script)
+    with trio.fail_after(WAIT):
+        async with trimcp.open_client(
+            peer, era="stateless", sampling=sample, roots=[trimcp.Root(uri="file:///r")]
+        ) as client:
+            await client.set_logging_level("warning")
+            await client.list_tools()
+    last = peer.requests("tools/list")[-1]
+    check_client_message(last)
+    meta = (last.params or {})["_meta"]
+    assert meta["io.modelcontextprotocol/logLevel"] == "warning"
+    assert meta["io.modelcontextprotocol/clientCapabilities"] == {"sampling": {}, "roots": {}}
+    assert not peer.requests("logging/setLevel")
