@@ -142,9 +142,8 @@ class WsprotoMessages:
             elif isinstance(event, CloseConnection):
                 await self._answer_close(event)
                 raise trio.EndOfChannel
-            elif isinstance(event, Pong):
-                if self._pong is not None:
-                    self._pong.set()
+            elif isinstance(event, Pong) and self._pong is not None:
+                self._pong.set()
             # Anything else: nothing to do.
 
     async def _add_part(self, event: TextMessage | BytesMessage) -> str | bytes | None:
