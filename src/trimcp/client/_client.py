@@ -58,6 +58,7 @@ from trimcp.protocol import (
 from trimcp.transports import ClientTransport
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
+from ._output import OutputSchemas, ToolsChangedHandler, add_tool_handlers
 from ._resources import (
     ResourceCalls,
     ResourcesChangedHandler,
@@ -87,8 +88,10 @@ MAX_PAGES = 10_000
 class Client(ResourceCalls):
     """A connected, initialized MCP client. Made by :func:`open_client`."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, output_schemas: OutputSchemas | None = None) -> None:
         self.session = session
+        #: The tools' output schemas ``call_tool`` checks results against.
+        self.output_schemas = OutputSchemas() if output_schemas is None else output_schemas
 
     # -- what the handshake told us ------------------------------------------------
     @property
@@ -138,7 +141,9 @@ class Client(ResourceCalls):
         """One page of tools, starting at ``cursor``."""
         self._require("tools")
         params = {"cursor": cursor} if cursor is not None else None
-        return structure(await self.session.request("tools/list", params), ListToolsResult)
+        page = structure(await self.session.request("tools/list", params), ListToolsResult)
+        self.output_schemas.remember(page.tools)
+        return page
 
     async def list_all_tools(self) -> list[Tool]:
         """Every tool, following ``nextCursor`` across all pages."""
@@ -148,6 +153,7 @@ class Client(ResourceCalls):
             page = await self.list_tools(cursor)
             tools.extend(page.tools)
             if not page.next_cursor or page.next_cursor == cursor:
+                self.output_schemas.complete = True
                 return tools
             cursor = page.next_cursor
         raise McpError(INVALID_PARAMS, f"tools/list returned more than {MAX_PAGES} pages")
@@ -159,8 +165,13 @@ class Client(ResourceCalls):
         *,
         on_progress: ProgressCallback | None = None,
         timeout: float | None = None,
+        validate_output: bool = True,
     ) -> CallToolResult:
-        """Call a tool. A failing tool is a result with ``is_error``; protocol errors raise."""
+        """Call a tool. A failing tool is a result with ``is_error``; protocol errors raise.
+
+        With ``validate_output`` (the default) a result is checked against the tool's
+        ``outputSchema``; a mismatch raises :class:`~trimcp.client.OutputSchemaError`
+        (see :mod:`trimcp.client._output`)."""
         self._require("tools")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
@@ -168,7 +179,12 @@ class Client(ResourceCalls):
         raw = await self.session.request(
             "tools/call", params, timeout=timeout, on_progress=on_progress
         )
-        return structure(raw, CallToolResult)
+        result = structure(raw, CallToolResult)
+        if validate_output:
+            await self.output_schemas.verify(
+                self.protocol_version, name, result, self.list_all_tools
+            )
+        return result
 
     # -- prompts and completion -----------------------------------------------------
     async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
@@ -329,6 +345,7 @@ async def open_client(
     on_log: LoggingHandler | None = None,
     on_resource_updated: ResourceUpdatedHandler | None = None,
     on_resources_list_changed: ResourcesChangedHandler | None = None,
+    on_tools_list_changed: ToolsChangedHandler | None = None,
     middlewares: Middlewares | None = None,
     limits: SessionLimits | None = None,
 ) -> AsyncIterator[Client]:
@@ -343,10 +360,14 @@ async def open_client(
       on_log: receives the server's ``notifications/message``.
       on_resource_updated / on_resources_list_changed: receive the server's
         ``notifications/resources/updated`` and ``.../list_changed``.
+      on_tools_list_changed: receives ``notifications/tools/list_changed`` (the cached
+        output schemas are forgotten first).
     """
     info = Implementation(name=name, version=version)
     registry = _client_registry(sampling, elicitation, roots, on_log)
     add_resource_handlers(registry, on_resource_updated, on_resources_list_changed)
+    output_schemas = OutputSchemas()
+    add_tool_handlers(registry, output_schemas, on_tools_list_changed)
     capabilities = _capabilities(sampling, elicitation, roots)
     with unwrap_single():
         async with (
@@ -361,4 +382,4 @@ async def open_client(
             ) as session,
         ):
             await _initialize(session, info, capabilities, protocol_version)
-            yield Client(session)
+            yield Client(session, output_schemas)

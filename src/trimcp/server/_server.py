@@ -49,6 +49,7 @@ from trimcp.wire import METHOD_NOT_FOUND
 
 from ._completion import CompletionKind, CompletionRegistry
 from ._context import ToolContext
+from ._log_bridge import log_routed
 from ._pagination import DEFAULT_PAGE_SIZE, paginate
 from ._prompts import CompletionProvider, PromptRegistry
 from ._request_state import RequestStateSealer
@@ -270,7 +271,7 @@ class Server(ResourceRoutes):
             "logging/setLevel": (_set_level, SetLevelParams),
         }
         for method, (handler, params_type) in routes.items():
-            registry.add_request(method, era.wrap(method, handler, params_type))
+            registry.add_request(method, log_routed(era.wrap(method, handler, params_type)))
         registry.add_notification("notifications/initialized", _initialized)
         return registry
 
