@@ -35,9 +35,6 @@ from trimcp.protocol import (
     CompleteResult,
     Completion,
     CompletionReference,
-    CreateMessageParams,
-    CreateMessageResult,
-    ElicitationCapability,
     ElicitParams,
     ElicitResult,
     Feature,
@@ -45,19 +42,17 @@ from trimcp.protocol import (
     Implementation,
     InitializeResult,
     ListPromptsResult,
-    ListRootsResult,
     ListToolsResult,
     LoggingMessageParams,
     Prompt,
     Root,
-    RootsCapability,
-    SamplingCapability,
     Tool,
     supports,
 )
 from trimcp.transports import ClientTransport
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
+from ._elicitation import Elicitation, install_elicitation
 from ._output import OutputSchemas, ToolsChangedHandler, add_tool_handlers
 from ._resources import (
     ResourceCalls,
@@ -65,6 +60,8 @@ from ._resources import (
     ResourceUpdatedHandler,
     add_resource_handlers,
 )
+from ._roots import RootList, RootsCalls, RootsHandler, install_roots, roots_capability
+from ._sampling import Sampling, SamplingHandler, install_sampling
 
 __all__ = [
     "Client",
@@ -75,9 +72,7 @@ __all__ = [
     "open_client",
 ]
 
-SamplingHandler = Callable[[HandlerContext, CreateMessageParams], Awaitable[CreateMessageResult]]
 ElicitationHandler = Callable[[HandlerContext, ElicitParams], Awaitable[ElicitResult]]
-RootsHandler = Callable[[HandlerContext], Awaitable[Sequence[Root]]]
 LoggingHandler = Callable[[LoggingMessageParams], Awaitable[None]]
 
 #: Pages ``list_all_tools`` follows before deciding the server's cursors loop.
@@ -85,11 +80,22 @@ MAX_PAGES = 10_000
 
 
 @final
-class Client(ResourceCalls):
+class Client(ResourceCalls, RootsCalls):
     """A connected, initialized MCP client. Made by :func:`open_client`."""
 
-    def __init__(self, session: Session, output_schemas: OutputSchemas | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        output_schemas: OutputSchemas | None = None,
+        *,
+        roots: RootList | None = None,
+        elicitation: Elicitation | None = None,
+    ) -> None:
         self.session = session
+        #: The roots this client serves (``None``: it declared no ``roots``).
+        self.roots = roots
+        #: The elicitation handlers, and the completed URL elicitations they heard of.
+        self.elicitation = elicitation
         #: The tools' output schemas ``call_tool`` checks results against.
         self.output_schemas = OutputSchemas() if output_schemas is None else output_schemas
 
@@ -240,47 +246,14 @@ class Client(ResourceCalls):
         self._require("logging")
         await self.session.request("logging/setLevel", {"level": level})
 
-    async def send_roots_list_changed(self) -> None:
-        """Tell the server the roots changed (``notifications/roots/list_changed``)."""
-        await self.session.notify("notifications/roots/list_changed")
 
-
-def _client_registry(
-    sampling: SamplingHandler | None,
-    elicitation: ElicitationHandler | None,
-    roots: RootsHandler | Sequence[Root] | None,
-    on_log: LoggingHandler | None,
-) -> Registry:
+def _client_registry(on_log: LoggingHandler | None) -> Registry:
     registry = Registry()
 
     async def ping(_ctx: HandlerContext, _params: Any) -> dict[str, Any]:
         return {}
 
     registry.add_request("ping", ping)
-    if sampling is not None:
-        sample = sampling
-
-        async def create_message(ctx: HandlerContext, params: CreateMessageParams) -> Any:
-            return unstructure(await sample(ctx, params))
-
-        registry.add_request(
-            "sampling/createMessage", create_message, params_type=CreateMessageParams
-        )
-    if elicitation is not None:
-        elicit = elicitation
-
-        async def elicit_create(ctx: HandlerContext, params: ElicitParams) -> Any:
-            return unstructure(await elicit(ctx, params))
-
-        registry.add_request("elicitation/create", elicit_create, params_type=ElicitParams)
-    if roots is not None:
-        given = roots
-
-        async def list_roots(ctx: HandlerContext, _params: Any) -> Any:
-            found = await given(ctx) if callable(given) else given
-            return unstructure(ListRootsResult(roots=list(found)))
-
-        registry.add_request("roots/list", list_roots)
     if on_log is not None:
         log = on_log
 
@@ -289,18 +262,6 @@ def _client_registry(
 
         registry.add_notification("notifications/message", message)
     return registry
-
-
-def _capabilities(
-    sampling: SamplingHandler | None,
-    elicitation: ElicitationHandler | None,
-    roots: RootsHandler | Sequence[Root] | None,
-) -> ClientCapabilities:
-    return ClientCapabilities(
-        sampling=SamplingCapability() if sampling is not None else None,
-        elicitation=ElicitationCapability() if elicitation is not None else None,
-        roots=RootsCapability(list_changed=True) if roots is not None else None,
-    )
 
 
 async def _initialize(
@@ -339,8 +300,8 @@ async def open_client(
     name: str = "trimcp-client",
     version: str = "0.1.0",
     protocol_version: str = LATEST_HANDSHAKE_VERSION,
-    sampling: SamplingHandler | None = None,
-    elicitation: ElicitationHandler | None = None,
+    sampling: SamplingHandler | Sampling | None = None,
+    elicitation: ElicitationHandler | Elicitation | None = None,
     roots: RootsHandler | Sequence[Root] | None = None,
     on_log: LoggingHandler | None = None,
     on_resource_updated: ResourceUpdatedHandler | None = None,
@@ -356,7 +317,10 @@ async def open_client(
         ``server.in_memory()``, ...).
       protocol_version: the revision to ask for; the server may choose an older one.
       sampling / elicitation / roots: answer the server's reverse calls; each one given
-        declares its capability.
+        declares its capability. ``sampling`` may be a :class:`Sampling` (tools),
+        ``elicitation`` an :class:`Elicitation` (form and URL modes, defaults); see
+        :mod:`trimcp.client._sampling`, :mod:`trimcp.client._elicitation`,
+        :mod:`trimcp.client._roots`.
       on_log: receives the server's ``notifications/message``.
       on_resource_updated / on_resources_list_changed: receive the server's
         ``notifications/resources/updated`` and ``.../list_changed``.
@@ -364,11 +328,17 @@ async def open_client(
         output schemas are forgotten first).
     """
     info = Implementation(name=name, version=version)
-    registry = _client_registry(sampling, elicitation, roots, on_log)
+    registry = _client_registry(on_log)
     add_resource_handlers(registry, on_resource_updated, on_resources_list_changed)
     output_schemas = OutputSchemas()
     add_tool_handlers(registry, output_schemas, on_tools_list_changed)
-    capabilities = _capabilities(sampling, elicitation, roots)
+    elicit = install_elicitation(registry, elicitation)
+    root_list = install_roots(registry, roots)
+    capabilities = ClientCapabilities(
+        sampling=install_sampling(registry, sampling),
+        elicitation=elicit.capability() if elicit is not None else None,
+        roots=roots_capability(root_list),
+    )
     with unwrap_single():
         async with (
             transport.connect() as channel,
@@ -382,4 +352,4 @@ async def open_client(
             ) as session,
         ):
             await _initialize(session, info, capabilities, protocol_version)
-            yield Client(session, output_schemas)
+            yield Client(session, output_schemas, roots=root_list, elicitation=elicit)

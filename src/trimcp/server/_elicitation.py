@@ -34,6 +34,7 @@ __all__ = [
     "complete_elicitation",
     "form_elicitation_error",
     "new_elicitation_id",
+    "parse_elicit_result",
     "url_elicitation_error",
     "url_elicitation_params",
     "url_elicitation_required",
