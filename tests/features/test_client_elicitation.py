@@ -188,13 +188,20 @@ async def test_a_typed_form_handler_gets_defaults_filled_in() -> None:
     assert check.validate("2025-11-25")["ElicitRequest"] == 1
 
 
-async def test_a_plain_handler_still_works_and_bad_answers_fail() -> None:
+async def test_a_plain_handler_passes_through_and_typed_answers_are_checked() -> None:
     server = _server()
 
     async def plain(ctx: HandlerContext, params: ElicitParams) -> ElicitResult:
         return ElicitResult(action="accept", content={"name": "x"})  # no pets: invalid
 
+    async def typed(ctx: HandlerContext, request: FormRequest) -> ElicitResult:
+        return ElicitResult(action="accept", content={"name": "x"})
+
+    # A plain handler's answer passes through unchecked, as before.
     async with open_client(server.in_memory(), elicitation=plain) as client:
+        passed = await client.call_tool("ask")
+    assert passed.structured_content == {"action": "accept", "content": {"name": "x"}}
+    async with open_client(server.in_memory(), elicitation=Elicitation(form=typed)) as client:
         with trio.fail_after(WAIT):
             # The client does not send an answer that breaks the form: its handler's
             # failure is -32603, which the tool passes on.

@@ -18,8 +18,9 @@ handler per mode:
 
 The capability declared follows the handlers: ``form`` only is ``{}`` (what every
 revision understands), ``url`` adds ``{"url": {}}`` and then ``form`` is named
-explicitly. A request for a mode without a handler, or a form schema outside the
-restriction, is answered ``-32602``.
+explicitly. A request for a mode without a handler, or (for an :class:`Elicitation`) a
+form schema outside the restriction, is answered ``-32602``. A plain handler gets the
+params and answers as they are, unchecked, as it always did.
 """
 
 from __future__ import annotations
@@ -96,11 +97,14 @@ class Elicitation:
         init=False, factory=lambda: collections.deque(maxlen=MAX_COMPLETED_IDS)
     )
     _changed: trio.Event = attrs.field(init=False, factory=trio.Event)
+    #: A plain handler given to ``open_client`` (form mode, unchecked).
+    _plain: LegacyHandler | None = attrs.field(default=None, alias="plain")
 
     def capability(self) -> ElicitationCapability | None:
+        form = self.form is not None or self._plain is not None
         if self.url is not None:
-            return ElicitationCapability(form={} if self.form is not None else None, url={})
-        return ElicitationCapability() if self.form is not None else None
+            return ElicitationCapability(form={} if form else None, url={})
+        return ElicitationCapability() if form else None
 
     def completed(self, elicitation_id: str) -> bool:
         """Whether the server said ``elicitation_id`` is complete (recently)."""
@@ -119,20 +123,14 @@ class Elicitation:
             await self.on_complete(elicitation_id)
 
 
-def _from_legacy(handler: LegacyHandler) -> FormHandler:
-    async def form(ctx: HandlerContext, request: FormRequest) -> ElicitResult:
-        return await handler(ctx, request.params)
-
-    return form
-
-
 def install_elicitation(
     registry: Registry, given: Elicitation | LegacyHandler | None
 ) -> Elicitation | None:
     """Answer ``elicitation/create`` with ``given``; returns the :class:`Elicitation`."""
     if given is None:
         return None
-    elicitation = given if isinstance(given, Elicitation) else Elicitation(form=_from_legacy(given))
+    elicitation = given if isinstance(given, Elicitation) else Elicitation(plain=given)
+    legacy = elicitation._plain
 
     async def create(ctx: HandlerContext, params: Any) -> Any:
         raw = params if isinstance(params, dict) else {}
@@ -142,6 +140,8 @@ def install_elicitation(
             url_params = _structure(raw, ElicitUrlParams)
             result = await elicitation.url(ctx, url_params)
             return unstructure(ElicitResult(action=result.action, meta=result.meta))
+        if legacy is not None:
+            return unstructure(await legacy(ctx, _structure(raw, ElicitParams)))
         if elicitation.form is None:
             raise McpError(INVALID_PARAMS, "Invalid params: this client has no form mode")
         form_params = _structure(raw, ElicitParams)
