@@ -9,13 +9,18 @@ import pytest
 
 from trimcp import (
     AudioContent,
+    CreateMessageParams,
+    CreateMessageResult,
     EmbeddedResource,
+    HandlerContext,
     ImageContent,
     PromptMessage,
     ResourceLink,
+    SamplingMessage,
     Server,
     TextContent,
     TextResourceContents,
+    ToolContext,
     open_client,
 )
 from trimcp.protocol import Annotations, ContentBlock, Icon
@@ -93,3 +98,31 @@ def test_a_block_for_the_newest_revision_is_unchanged() -> None:
     assert fit_block("2024-11-05", "not a block") == "not a block"
     bad = fit_block("2024-11-05", {"type": "audio", "data": "%%%", "mimeType": "audio/x"})
     assert bad == {"type": "text", "text": "[audio omitted: audio/x, unknown size]"}
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26"])
+async def test_sampling_messages_fit_the_revision(version: str) -> None:
+    server = Server("sampler")
+    check = SchemaCheck(server)
+    got: list[CreateMessageParams] = []
+
+    @server.tool()
+    async def listen(ctx: ToolContext) -> str:
+        message = SamplingMessage(
+            role="user", content=AudioContent(data=WAV, mime_type="audio/wav")
+        )
+        await ctx.sample([message], max_tokens=5)
+        return "ok"
+
+    async def sampler(ctx: HandlerContext, params: CreateMessageParams) -> CreateMessageResult:
+        got.append(params)
+        return CreateMessageResult(role="assistant", content=TextContent(text="heard"), model="m")
+
+    async with open_client(server.in_memory(), protocol_version=version, sampling=sampler) as c:
+        await c.call_tool("listen")
+    content = got[0].messages[0].content
+    if version == "2024-11-05":
+        assert content == TextContent(text="[audio omitted: audio/wav, 16 bytes]")
+    else:
+        assert isinstance(content, AudioContent)
+    assert check.validate(version, strict=True)["CreateMessageRequest"] == 1

@@ -28,6 +28,7 @@ from trimcp.protocol import (
 )
 from trimcp.wire import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, RequestId
 
+from ._downgrade import fit_sampling_messages
 from ._elicitation import (
     complete_elicitation,
     form_elicitation_error,
@@ -186,8 +187,9 @@ class ToolContext:
             raise self._missing("sampling")
         if isinstance(messages, str):
             messages = [SamplingMessage(role="user", content=TextContent(text=messages))]
+        version = self.session.protocol_version
         params: dict[str, Any] = {
-            "messages": [unstructure(m) for m in messages],
+            "messages": fit_sampling_messages(version, [unstructure(m) for m in messages]),
             "maxTokens": max_tokens,
         }
         if system_prompt is not None:

@@ -34,6 +34,7 @@ __all__ = [
     "fit_initialize_result",
     "fit_prompt_result",
     "fit_read_result",
+    "fit_sampling_messages",
     "fit_tool_result",
     "needs_fitting",
 ]
@@ -179,3 +180,18 @@ def fit_initialize_result(version: str, result: dict[str, Any]) -> dict[str, Any
     ):
         fitted["capabilities"] = {k: v for k, v in capabilities.items() if k != "completions"}
     return fitted
+
+
+def fit_sampling_messages(version: str | None, messages: list[Any]) -> list[Any]:
+    """``sampling/createMessage`` messages (wire form) fitted to ``version``: a single
+    content block is fitted like any other (audio to a 2024-11-05 client becomes text);
+    lists of blocks exist only where the revision has them, so they are left alone."""
+    if not needs_fitting(version):
+        return messages
+    assert version is not None
+    return [
+        {**message, "content": fit_block(version, message.get("content"))}
+        if isinstance(message, dict) and isinstance(message.get("content"), dict)
+        else message
+        for message in messages
+    ]
