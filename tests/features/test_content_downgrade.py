@@ -11,6 +11,8 @@ from trimcp import (
     AudioContent,
     CreateMessageParams,
     CreateMessageResult,
+    ElicitParams,
+    ElicitResult,
     EmbeddedResource,
     HandlerContext,
     ImageContent,
@@ -126,3 +128,54 @@ async def test_sampling_messages_fit_the_revision(version: str) -> None:
     else:
         assert isinstance(content, AudioContent)
     assert check.validate(version, strict=True)["CreateMessageRequest"] == 1
+
+
+FORM = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "default": "Ada"},
+        "size": {
+            "type": "string",
+            "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+            "default": "s",
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+async def test_form_schemas_fit_the_revision(version: str) -> None:
+    server = Server("forms")
+    check = SchemaCheck(server)
+    got: list[ElicitParams] = []
+
+    @server.tool()
+    async def ask(ctx: ToolContext) -> str:
+        await ctx.elicit("Pick", FORM)
+        return "ok"
+
+    @server.tool()
+    async def ask_many(ctx: ToolContext) -> str:
+        schema = {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}
+        await ctx.elicit("Pick several", {"type": "object", "properties": {"tags": schema}})
+        return "ok"
+
+    async def elicit(ctx: HandlerContext, params: ElicitParams) -> ElicitResult:
+        got.append(params)
+        return ElicitResult(action="decline")
+
+    async with open_client(server.in_memory(), protocol_version=version, elicitation=elicit) as c:
+        await c.call_tool("ask")
+        many = await c.call_tool("ask_many")
+    properties = got[0].requested_schema["properties"]
+    if version == "2025-06-18":
+        assert properties == {
+            "name": {"type": "string"},
+            "size": {"type": "string", "enum": ["s", "l"], "enumNames": ["Small", "Large"]},
+        }
+        assert many.is_error  # a multi-select cannot be asked of a 2025-06-18 client
+        assert len(got) == 1
+    else:
+        assert properties == FORM["properties"]
+        assert not many.is_error
+    assert check.validate(version)["ElicitRequest"] == len(got)

@@ -28,7 +28,7 @@ from trimcp.protocol import (
 )
 from trimcp.wire import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, RequestId
 
-from ._downgrade import fit_sampling_messages
+from ._downgrade import fit_requested_schema, fit_sampling_messages
 from ._elicitation import (
     complete_elicitation,
     form_elicitation_error,
@@ -222,6 +222,7 @@ class ToolContext:
             raise missing
         typed = isinstance(schema, type)
         requested = json_schema_for(schema) if typed else dict(schema)
+        requested = fit_requested_schema(self.session.protocol_version, requested)
         raw = await self._reverse(
             "elicitation/create",
             {"mode": "form", "message": message, "requestedSchema": requested}

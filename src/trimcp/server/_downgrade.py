@@ -14,6 +14,12 @@ form (``dict``), per block:
   contents, 2025-06-18+), ``annotations.lastModified`` (2025-06-18+), ``icons``
   (2025-11-25+) and ``title`` (2025-06-18+) of a resource link.
 
+Form elicitation schemas are fitted too (:func:`fit_requested_schema`): before 2025-11-25
+a field's ``default`` is left out, and a titled single select (``oneOf`` of
+``const``/``title``) is sent in the form 2025-06-18 has (``enum`` with ``enumNames``); a
+multi-select field cannot be expressed there and is a ``ValueError`` raised before
+anything is sent.
+
 The block's ``annotations`` (audience, priority) exist in every revision and are kept
 on a converted block. :func:`fit_tool_result` and :func:`fit_prompt_result` apply this to
 a ``tools/call`` and a ``prompts/get`` result; a revision that has everything is a no-op
@@ -34,6 +40,7 @@ __all__ = [
     "fit_initialize_result",
     "fit_prompt_result",
     "fit_read_result",
+    "fit_requested_schema",
     "fit_sampling_messages",
     "fit_tool_result",
     "needs_fitting",
@@ -195,3 +202,34 @@ def fit_sampling_messages(version: str | None, messages: list[Any]) -> list[Any]
         else message
         for message in messages
     ]
+
+
+def _fit_property(version: str, name: str, schema: Any) -> Any:
+    if not isinstance(schema, dict):
+        return schema
+    fitted = dict(schema)
+    if not supports(version, Feature.ELICITATION_DEFAULTS):
+        fitted.pop("default", None)
+    if supports(version, Feature.ENUM_SCHEMAS):
+        return fitted
+    if fitted.get("type") == "array":
+        raise ValueError(
+            f"elicitation field {name!r} is a multi-select, which protocol {version} lacks"
+        )
+    options = fitted.pop("oneOf", None)
+    if isinstance(options, list):
+        fitted["enum"] = [o.get("const") for o in options if isinstance(o, dict)]
+        fitted["enumNames"] = [
+            o.get("title", o.get("const")) for o in options if isinstance(o, dict)
+        ]
+    return fitted
+
+
+def fit_requested_schema(version: str | None, schema: dict[str, Any]) -> dict[str, Any]:
+    """A form's ``requestedSchema`` fitted to ``version`` (see the module doc)."""
+    properties = schema.get("properties")
+    if not needs_fitting(version) or not isinstance(properties, dict):
+        return schema
+    assert version is not None
+    fitted = {name: _fit_property(version, name, prop) for name, prop in properties.items()}
+    return {**schema, "properties": fitted}
