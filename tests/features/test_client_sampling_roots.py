@@ -10,6 +10,7 @@ import trio
 from trimcp import (
     CreateMessageParams,
     CreateMessageResult,
+    ElicitResult,
     McpError,
     Root,
     SamplingMessage,
@@ -19,9 +20,9 @@ from trimcp import (
     ToolContext,
     open_client,
 )
-from trimcp.client import Sampling
+from trimcp.client import Elicitation, FormRequest, Sampling
 from trimcp.nursery import HandlerContext, Session
-from trimcp.protocol import ToolChoice, ToolResultContent, ToolUseContent
+from trimcp.protocol import ElicitationCapability, ToolChoice, ToolResultContent, ToolUseContent
 from trimcp.wire import INVALID_PARAMS
 
 from ..core._schema_check import SchemaCheck
@@ -162,3 +163,54 @@ async def test_roots_from_a_handler_and_no_roots() -> None:
     async with open_client(server.in_memory()) as client:
         with pytest.raises(McpError, match="without roots"):
             await client.set_roots([])
+
+
+@pytest.mark.parametrize(
+    ("version", "elicitation", "sampling_tools"),
+    [
+        ("2024-11-05", None, None),
+        ("2025-03-26", None, None),
+        ("2025-06-18", ElicitationCapability(), None),
+        ("2025-11-25", ElicitationCapability(form={}, url={}), {}),
+    ],
+)
+async def test_declared_capabilities_fit_the_requested_revision(
+    version: str, elicitation: ElicitationCapability | None, sampling_tools: Any
+) -> None:
+    server = _server()
+
+    async def model(ctx: HandlerContext, params: CreateMessageParams) -> CreateMessageResult:
+        return CreateMessageResult(role="assistant", content=TextContent(text="x"), model="m")
+
+    async def form(ctx: HandlerContext, request: FormRequest) -> ElicitResult:
+        return request.decline()
+
+    async def url(ctx: HandlerContext, params: Any) -> ElicitResult:
+        return ElicitResult(action="decline")
+
+    async with open_client(
+        server.in_memory(),
+        protocol_version=version,
+        sampling=Sampling(handler=model, tools=True),
+        elicitation=Elicitation(form=form, url=url),
+    ) as client:
+        declared = client.state.client_capabilities
+        session = next(iter(server.sessions))
+        assert session.state.client_capabilities.elicitation == elicitation
+    assert declared.elicitation == elicitation
+    assert declared.sampling is not None
+    assert declared.sampling.tools == sampling_tools
+
+
+def test_the_server_never_elicits_on_a_revision_without_elicitation() -> None:
+    from trimcp.nursery import SessionState
+    from trimcp.protocol import ClientCapabilities
+    from trimcp.server._elicitation import form_elicitation_error
+
+    declared = ClientCapabilities(elicitation=ElicitationCapability())
+    old = SessionState(protocol_version="2025-03-26", client_capabilities=declared)
+    new = SessionState(protocol_version="2025-06-18", client_capabilities=declared)
+    error = form_elicitation_error(old)
+    assert error is not None
+    assert error.capability == "elicitation"
+    assert form_elicitation_error(new) is None

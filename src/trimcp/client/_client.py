@@ -52,6 +52,7 @@ from trimcp.protocol import (
 from trimcp.transports import ClientTransport
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
+from ._capabilities import fit_client_capabilities
 from ._elicitation import Elicitation, install_elicitation
 from ._output import OutputSchemas, ToolsChangedHandler, add_tool_handlers
 from ._resources import (
@@ -334,10 +335,13 @@ async def open_client(
     add_tool_handlers(registry, output_schemas, on_tools_list_changed)
     elicit = install_elicitation(registry, elicitation)
     root_list = install_roots(registry, roots)
-    capabilities = ClientCapabilities(
-        sampling=install_sampling(registry, sampling),
-        elicitation=elicit.capability() if elicit is not None else None,
-        roots=roots_capability(root_list),
+    capabilities = fit_client_capabilities(
+        protocol_version,
+        ClientCapabilities(
+            sampling=install_sampling(registry, sampling),
+            elicitation=elicit.capability() if elicit is not None else None,
+            roots=roots_capability(root_list),
+        ),
     )
     with unwrap_single():
         async with (
