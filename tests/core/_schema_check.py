@@ -195,6 +195,42 @@ def check_result_members(version: str, method: str, result: dict[str, Any]) -> N
         checker(version, result.get(member))
 
 
+def _primitive_members(version: str) -> set[str]:
+    defs = _definitions(version)
+    found: set[str] = set()
+    for ref in defs["PrimitiveSchemaDefinition"]["anyOf"]:
+        name = ref["$ref"].rsplit("/", 1)[1]
+        options = defs[name].get("anyOf", [{"$ref": f"#/{name}"}])
+        for option in options:
+            found |= set(defs[option["$ref"].rsplit("/", 1)[1]].get("properties", {}))
+    return found
+
+
+def check_request_members(version: str, method: str, params: Any) -> None:
+    """The strict member checks of a server's request: sampling messages' content
+    blocks and a form's field schemas."""
+    if not isinstance(params, dict):
+        return
+    if method == "sampling/createMessage":
+        for message in params.get("messages", ()):
+            if isinstance(message.get("content"), dict):
+                check_block(version, message["content"])
+    elif method == "elicitation/create" and "requestedSchema" in params:
+        defs = _definitions(version)
+        allowed = _primitive_members(version)
+        for name, field in params["requestedSchema"].get("properties", {}).items():
+            if "anyOf" not in defs["EnumSchema"]:  # 2025-06-18: one definition per type
+                kind = field.get("type")
+                definition = {"number": "NumberSchema", "integer": "NumberSchema"}.get(kind, "")
+                if kind == "string":
+                    definition = "EnumSchema" if "enum" in field else "StringSchema"
+                elif kind == "boolean":
+                    definition = "BooleanSchema"
+                allowed = set(defs[definition]["properties"]) if definition else set()
+            extra = set(field) - allowed
+            assert not extra, f"{version} form field {name!r} has member(s) {sorted(extra)}"
+
+
 class SchemaCheck:
     """Records a side's outbound messages for validation; see the module doc.
 
@@ -250,6 +286,8 @@ class SchemaCheck:
             elif isinstance(message, Request | Notification) and message.method in MESSAGE_DEFS:
                 definition = MESSAGE_DEFS[message.method]
                 check(version, definition, value)
+                if strict:
+                    check_request_members(version, message.method, message.params)
             if definition is not None:
                 seen[definition] += 1
         return seen

@@ -4,7 +4,8 @@ block or member that revision lacks.
 
 Hypothesis draws a server (tools returning text, content blocks, structured values or
 raw results, with titles, annotations, icons and ``_meta``; static resources and
-templates; prompts; a page size) written in the newest vocabulary, and a list of
+templates; prompts; a tool that samples generated messages, lists roots, logs and
+elicits a generated form; a page size) written in the newest vocabulary, and a list of
 requests. The same server and requests are run for each of the four handshake
 revisions over an in-memory pair, and each side's outbound messages are checked with
 ``validate(version, strict=True)``.
@@ -20,8 +21,10 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trimcp import McpError, Middlewares, Server, open_client
+from trimcp import McpError, Middlewares, Root, Server, ToolContext, open_client
 from trimcp import protocol as p
+from trimcp.client import Elicitation, FormRequest, Sampling
+from trimcp.nursery import HandlerContext
 from trimcp.protocol import ContentBlock
 
 from ..core._schema_check import HANDSHAKE, SchemaCheck
@@ -64,7 +67,22 @@ class ServerSpec:
     templates: int
     prompts: list[list[p.PromptMessage]]
     page_size: int
+    samples: list[p.SamplingMessage]
+    form: dict[str, Any]
 
+
+#: Fields a generated form may have: every shape, with defaults where one is allowed.
+FORM_FIELDS: dict[str, Any] = {
+    "s": {"type": "string", "title": "S", "default": "x", "maxLength": 5},
+    "n": {"type": "number", "minimum": 0, "default": 1},
+    "i": {"type": "integer", "description": "whole"},
+    "b": {"type": "boolean", "default": True},
+    "e": {"type": "string", "enum": ["a", "b"], "default": "a"},
+    "t": {"type": "string", "oneOf": [{"const": "a", "title": "A"}], "default": "a"},
+    "l": {"type": "string", "enum": ["a"], "enumNames": ["A"]},
+    "m": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "default": ["a"]},
+    "mt": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}},
+}
 
 tool_payloads = st.one_of(
     st.tuples(st.just("text"), plain_text),
@@ -106,6 +124,24 @@ server_specs = st.builds(
         st.lists(values_of(p.PromptMessage, LATEST), min_size=1, max_size=3), max_size=3
     ),
     page_size=st.integers(1, 4),
+    samples=st.lists(
+        st.builds(
+            p.SamplingMessage,
+            role=st.sampled_from(["user", "assistant"]),
+            content=st.one_of(
+                values_of(p.TextContent, LATEST),
+                values_of(p.ImageContent, LATEST),
+                values_of(p.AudioContent, LATEST),
+            ),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    form=st.dictionaries(
+        st.sampled_from(sorted(FORM_FIELDS)),
+        st.just(None),
+        max_size=len(FORM_FIELDS),
+    ).map(lambda chosen: {name: FORM_FIELDS[name] for name in sorted(chosen)}),
 )
 requests = st.lists(
     st.one_of(
@@ -118,6 +154,7 @@ requests = st.lists(
         st.tuples(st.just("set_level"), st.sampled_from(list(p.LoggingLevel))),
         st.just(("ping",)),
         st.just(("bad_cursor",)),
+        st.just(("call", "reverse")),
     ),
     max_size=8,
 )
@@ -202,7 +239,19 @@ def build(spec: ServerSpec) -> Server:
         server.completion("resource", uri, "id")(_ids)
     for i, messages in enumerate(spec.prompts):
         server.prompt(name=f"prompt{i}", title=f"Prompt {i}")(_prompt(messages))
+    server.tool(name="reverse")(_reverse(spec))
     return server
+
+
+def _reverse(spec: ServerSpec) -> Any:
+    async def reverse(ctx: ToolContext) -> str:
+        await ctx.sample(spec.samples, max_tokens=5)
+        await ctx.list_roots()
+        await ctx.log("info", {"samples": len(spec.samples)})
+        await ctx.elicit("Fill in", {"type": "object", "properties": spec.form})
+        return "done"
+
+    return reverse
 
 
 async def _run(client: Any, spec: ServerSpec, ops: list[tuple[Any, ...]]) -> None:
@@ -223,7 +272,8 @@ async def _one(client: Any, spec: ServerSpec, op: tuple[Any, ...]) -> None:
         if spec.prompts:
             await client.list_all_prompts()
     elif kind == "call":
-        await client.call_tool(f"tool{op[1]}", validate_output=False)
+        name = op[1] if isinstance(op[1], str) else f"tool{op[1]}"
+        await client.call_tool(name, validate_output=False)
     elif kind == "read":
         await client.read_resource(f"gen://res/{op[1]}")
     elif kind == "read_template":
@@ -241,6 +291,14 @@ async def _one(client: Any, spec: ServerSpec, op: tuple[Any, ...]) -> None:
         await client.request("tools/list", {"cursor": "not-a-cursor"})
 
 
+async def _model(ctx: HandlerContext, params: p.CreateMessageParams) -> p.CreateMessageResult:
+    return p.CreateMessageResult(role="assistant", content=p.TextContent(text="ok"), model="m")
+
+
+async def _accept(ctx: HandlerContext, request: FormRequest) -> p.ElicitResult:
+    return request.accept({})
+
+
 async def _exercise(spec: ServerSpec, ops: list[tuple[Any, ...]], version: str) -> None:
     server = build(spec)
     server_side = SchemaCheck(server)
@@ -249,13 +307,18 @@ async def _exercise(spec: ServerSpec, ops: list[tuple[Any, ...]], version: str) 
     client_side.install_client(middlewares)
     with trio.fail_after(WAIT):
         async with open_client(
-            server.in_memory(), protocol_version=version, middlewares=middlewares
+            server.in_memory(),
+            protocol_version=version,
+            middlewares=middlewares,
+            sampling=Sampling(handler=_model, tools=True),
+            elicitation=Elicitation(form=_accept, fill_defaults=True),
+            roots=[Root(uri="file:///work", name="work")],
         ) as client:
             assert client.protocol_version == version
             await _run(client, spec, [("list_all",), *ops])
     seen = server_side.validate(version, strict=True)
     assert seen["InitializeResult"] == 1
-    client_seen = client_side.validate(version)
+    client_seen = client_side.validate(version, strict=True)
     assert client_seen["InitializeRequest"] == 1
 
 

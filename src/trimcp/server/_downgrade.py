@@ -15,10 +15,10 @@ form (``dict``), per block:
   (2025-11-25+) and ``title`` (2025-06-18+) of a resource link.
 
 Form elicitation schemas are fitted too (:func:`fit_requested_schema`): before 2025-11-25
-a field's ``default`` is left out, and a titled single select (``oneOf`` of
-``const``/``title``) is sent in the form 2025-06-18 has (``enum`` with ``enumNames``); a
-multi-select field cannot be expressed there and is a ``ValueError`` raised before
-anything is sent.
+a field's ``default`` is left out (a boolean's is kept: 2025-06-18 has that one), a
+titled single select (``oneOf`` of ``const``/``title``) is sent in the form 2025-06-18
+has (``enum`` with ``enumNames``), and a multi-select field, which cannot be expressed
+there, is a ``ValueError`` raised before anything is sent.
 
 The block's ``annotations`` (audience, priority) exist in every revision and are kept
 on a converted block. :func:`fit_tool_result` and :func:`fit_prompt_result` apply this to
@@ -208,8 +208,8 @@ def _fit_property(version: str, name: str, schema: Any) -> Any:
     if not isinstance(schema, dict):
         return schema
     fitted = dict(schema)
-    if not supports(version, Feature.ELICITATION_DEFAULTS):
-        fitted.pop("default", None)
+    if not supports(version, Feature.ELICITATION_DEFAULTS) and fitted.get("type") != "boolean":
+        fitted.pop("default", None)  # booleans had a default before the others
     if supports(version, Feature.ENUM_SCHEMAS):
         return fitted
     if fitted.get("type") == "array":
