@@ -83,6 +83,8 @@ class OutputSchemas:
     def __init__(self, limit: int = MAX_OUTPUT_SCHEMAS) -> None:
         self._limit = limit
         self._schemas: OrderedDict[str, dict[str, Any] | None] = OrderedDict()
+        #: Compiled validators by tool name, made on a tool's first checked result.
+        self._validators: dict[str, Any] = {}
         #: A full listing was made since the last change notice.
         self.complete = False
 
@@ -93,14 +95,17 @@ class OutputSchemas:
         """Record the output schema (or its absence) of each listed tool."""
         for tool in tools:
             self._schemas.pop(tool.name, None)
+            self._validators.pop(tool.name, None)
             self._schemas[tool.name] = tool.output_schema
             if len(self._schemas) > self._limit:
-                self._schemas.popitem(last=False)
+                name, _ = self._schemas.popitem(last=False)
+                self._validators.pop(name, None)
                 self.complete = False
 
     def forget(self) -> None:
         """The server's tools changed: everything must be listed again."""
         self._schemas.clear()
+        self._validators.clear()
         self.complete = False
 
     def known(self, name: str) -> bool:
@@ -116,10 +121,13 @@ class OutputSchemas:
             raise OutputSchemaError(
                 name, result, ["the tool declares an outputSchema but sent no structuredContent"]
             )
-        try:
-            validator = validator_for(schema)
-        except Exception as exc:  # the server's schema itself is broken
-            raise OutputSchemaError(name, result, [f"unusable outputSchema: {exc}"]) from None
+        validator = self._validators.get(name)
+        if validator is None:
+            try:
+                validator = validator_for(schema)
+            except Exception as exc:  # the server's schema itself is broken
+                raise OutputSchemaError(name, result, [f"unusable outputSchema: {exc}"]) from None
+            self._validators[name] = validator
         errors = sorted(
             validator.iter_errors(result.structured_content), key=lambda e: [str(p) for p in e.path]
         )
