@@ -90,6 +90,7 @@ from trimcp.protocol import (
 )
 from trimcp.server import CachePolicy as CachePolicy
 from trimcp.server import CapabilityError as CapabilityError
+from trimcp.server import McpLogHandler as McpLogHandler
 from trimcp.server import RequestStateSealer as RequestStateSealer
 from trimcp.server import Server as Server
 from trimcp.server import ToolContext as ToolContext
@@ -130,6 +131,7 @@ __all__ = [
     "ImageContent",
     "InputRoundsExceeded",
     "McpError",
+    "McpLogHandler",
     "Middlewares",
     "PromptMessage",
     "PromptReference",

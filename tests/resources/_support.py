@@ -1,99 +1,21 @@
-"""Shared tools of the resources tests: a schema recorder and a fixture server.
-
-:class:`Recorder` installs itself as a ``server_recv`` / ``server_send`` middleware pair,
-remembers the method of each inbound request and every message the server sends;
-:meth:`Recorder.validate` checks each one against a revision's JSON schema: the whole
-message against ``JSONRPCMessage``, results against their ``*Result`` definition, errors
-and notifications against theirs.
-"""
+"""Shared tools of the resources tests: the schema recorder (the suite's one, from
+``tests/core/_schema_check.py``) and a fixture server."""
 
 from __future__ import annotations
 
-import functools
 import json
-from collections import Counter
-from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 import trimcp
-from trimcp.dispatch import CallNext
-from trimcp.wire import ErrorResponse, Message, Notification, Request, Response, to_value
 
-SCHEMAS = Path(__file__).parent.parent / "data" / "schemas"
+from ..core._schema_check import HANDSHAKE, check
+from ..core._schema_check import SchemaCheck as Recorder
+
+__all__ = ["HANDSHAKE", "PNG", "WAIT", "Recorder", "check", "fixture_server"]
+
 WAIT = 30
-HANDSHAKE = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
-RESULT_DEFS = {
-    "initialize": "InitializeResult",
-    "ping": "EmptyResult",
-    "resources/list": "ListResourcesResult",
-    "resources/templates/list": "ListResourceTemplatesResult",
-    "resources/read": "ReadResourceResult",
-    "resources/subscribe": "EmptyResult",
-    "resources/unsubscribe": "EmptyResult",
-}
-MESSAGE_DEFS = {
-    "notifications/resources/updated": "ResourceUpdatedNotification",
-    "notifications/resources/list_changed": "ResourceListChangedNotification",
-}
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
-
-
-@functools.cache
-def _validator(version: str, definition: str) -> Any:
-    root = json.loads((SCHEMAS / version / "schema.json").read_text())
-    section = "$defs" if "$defs" in root else "definitions"
-    assert definition in root[section], (version, definition)
-    return jsonschema.validators.validator_for(root)({**root, "$ref": f"#/{section}/{definition}"})
-
-
-def check(version: str, definition: str, value: Any) -> None:
-    errors = sorted(_validator(version, definition).iter_errors(value), key=str)
-    assert not errors, (version, definition, value, [e.message for e in errors])
-
-
-class Recorder:
-    """Records what a server sends; see the module doc."""
-
-    def __init__(self, server: trimcp.Server) -> None:
-        self.sent: list[tuple[Message, str | None]] = []
-        self._inbound: dict[Any, str] = {}
-        server.middlewares.server_recv.add(self._on_recv)
-        server.middlewares.server_send.add(self._on_send)
-
-    async def _on_recv(self, message: Message, call_next: CallNext) -> None:
-        if isinstance(message, Request):
-            self._inbound[message.id] = message.method
-        await call_next(message)
-
-    async def _on_send(self, message: Message, call_next: CallNext) -> None:
-        method = None
-        if isinstance(message, Response | ErrorResponse):
-            method = self._inbound.get(message.id)
-        self.sent.append((message, method))
-        await call_next(message)
-
-    def validate(self, version: str) -> Counter[str]:
-        """Check every recorded message; count how often each definition was checked."""
-        seen: Counter[str] = Counter()
-        for message, method in self.sent:
-            value = to_value(message)
-            check(version, "JSONRPCMessage", value)
-            definition: str | None = None
-            if isinstance(message, Response) and method in RESULT_DEFS:
-                definition = RESULT_DEFS[method]
-                check(version, definition, value["result"])
-            elif isinstance(message, ErrorResponse):
-                definition = "JSONRPCError" if version < "2025-11-25" else "JSONRPCErrorResponse"
-                check(version, definition, value)
-            elif isinstance(message, Notification) and message.method in MESSAGE_DEFS:
-                definition = MESSAGE_DEFS[message.method]
-                check(version, definition, value)
-            if definition is not None:
-                seen[definition] += 1
-        return seen
 
 
 def fixture_server(**options: Any) -> trimcp.Server:

@@ -6,24 +6,56 @@ from ._client import LoggingHandler as LoggingHandler
 from ._client import RootsHandler as RootsHandler
 from ._client import SamplingHandler as SamplingHandler
 from ._client import open_client as open_client
+from ._elicitation import MAX_COMPLETED_IDS as MAX_COMPLETED_IDS
+from ._elicitation import Elicitation as Elicitation
+from ._elicitation import FormHandler as FormHandler
+from ._elicitation import FormRequest as FormRequest
+from ._elicitation import UrlHandler as UrlHandler
 from ._era import EraChoice as EraChoice
+from ._form import ElicitationForm as ElicitationForm
+from ._form import EnumOption as EnumOption
+from ._form import FieldKind as FieldKind
+from ._form import FormField as FormField
+from ._form import FormSchemaError as FormSchemaError
 from ._listen import Subscription as Subscription
 from ._mrtr import DEFAULT_MAX_INPUT_ROUNDS as DEFAULT_MAX_INPUT_ROUNDS
 from ._mrtr import InputRoundsExceeded as InputRoundsExceeded
+from ._output import MAX_OUTPUT_SCHEMAS as MAX_OUTPUT_SCHEMAS
+from ._output import OutputSchemaError as OutputSchemaError
+from ._output import OutputSchemas as OutputSchemas
+from ._output import ToolsChangedHandler as ToolsChangedHandler
 from ._resources import ResourcesChangedHandler as ResourcesChangedHandler
 from ._resources import ResourceUpdatedHandler as ResourceUpdatedHandler
+from ._roots import RootList as RootList
+from ._sampling import Sampling as Sampling
 
 __all__ = [
     "DEFAULT_MAX_INPUT_ROUNDS",
+    "MAX_COMPLETED_IDS",
+    "MAX_OUTPUT_SCHEMAS",
     "Client",
+    "Elicitation",
+    "ElicitationForm",
     "ElicitationHandler",
+    "EnumOption",
     "EraChoice",
+    "FieldKind",
+    "FormField",
+    "FormHandler",
+    "FormRequest",
+    "FormSchemaError",
     "InputRoundsExceeded",
     "LoggingHandler",
+    "OutputSchemaError",
+    "OutputSchemas",
     "ResourceUpdatedHandler",
     "ResourcesChangedHandler",
+    "RootList",
     "RootsHandler",
+    "Sampling",
     "SamplingHandler",
     "Subscription",
+    "ToolsChangedHandler",
+    "UrlHandler",
     "open_client",
 ]

@@ -35,9 +35,6 @@ from trimcp.protocol import (
     CompleteResult,
     Completion,
     CompletionReference,
-    CreateMessageParams,
-    CreateMessageResult,
-    ElicitationCapability,
     ElicitParams,
     ElicitResult,
     Feature,
@@ -45,28 +42,30 @@ from trimcp.protocol import (
     Implementation,
     InitializeResult,
     ListPromptsResult,
-    ListRootsResult,
     ListToolsResult,
     LoggingMessageParams,
     Prompt,
     Root,
-    RootsCapability,
-    SamplingCapability,
     Tool,
     supports,
 )
 from trimcp.transports import ClientTransport
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
+from ._capabilities import fit_client_capabilities
+from ._elicitation import Elicitation, install_elicitation
 from ._era import DEFAULT_DISCOVER_TIMEOUT, EraChoice, EraState, client_middlewares, detect_era
 from ._listen import ListenCalls, Listeners
 from ._mrtr import DEFAULT_MAX_INPUT_ROUNDS, InputRounds
+from ._output import OutputSchemas, ToolsChangedHandler, add_tool_handlers
 from ._resources import (
     ResourceCalls,
     ResourcesChangedHandler,
     ResourceUpdatedHandler,
     add_resource_handlers,
 )
+from ._roots import RootList, RootsCalls, RootsHandler, install_roots, roots_capability
+from ._sampling import Sampling, SamplingHandler, install_sampling
 
 __all__ = [
     "Client",
@@ -77,9 +76,7 @@ __all__ = [
     "open_client",
 ]
 
-SamplingHandler = Callable[[HandlerContext, CreateMessageParams], Awaitable[CreateMessageResult]]
 ElicitationHandler = Callable[[HandlerContext, ElicitParams], Awaitable[ElicitResult]]
-RootsHandler = Callable[[HandlerContext], Awaitable[Sequence[Root]]]
 LoggingHandler = Callable[[LoggingMessageParams], Awaitable[None]]
 
 #: Pages ``list_all_tools`` follows before deciding the server's cursors loop.
@@ -87,15 +84,19 @@ MAX_PAGES = 10_000
 
 
 @final
-class Client(ResourceCalls, ListenCalls):
+class Client(ResourceCalls, ListenCalls, RootsCalls):
     """A connected, initialized MCP client. Made by :func:`open_client`."""
 
     def __init__(
         self,
         session: Session,
+        output_schemas: OutputSchemas | None = None,
+        *,
         era: EraState | None = None,
         listeners: Listeners | None = None,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        roots: RootList | None = None,
+        elicitation: Elicitation | None = None,
     ) -> None:
         self.session = session
         self.era = era or EraState(Implementation(name="", version=""), ClientCapabilities())
@@ -103,6 +104,12 @@ class Client(ResourceCalls, ListenCalls):
         self._rounds = InputRounds(session, max_input_rounds)
         if self.era.stateless and hasattr(session.channel, "tool_headers"):
             self._rounds.refresh = self.list_all_tools
+        #: The roots this client serves (``None``: it declared no ``roots``).
+        self.roots = roots
+        #: The elicitation handlers, and the completed URL elicitations they heard of.
+        self.elicitation = elicitation
+        #: The tools' output schemas ``call_tool`` checks results against.
+        self.output_schemas = OutputSchemas() if output_schemas is None else output_schemas
 
     # -- what the handshake told us ------------------------------------------------
     @property
@@ -152,8 +159,10 @@ class Client(ResourceCalls, ListenCalls):
         """One page of tools, starting at ``cursor``."""
         self._require("tools")
         params = {"cursor": cursor} if cursor is not None else None
-        result = structure(await self.session.request("tools/list", params), ListToolsResult)
-        return self.era.accept_tools(self.session, result)
+        page = structure(await self.session.request("tools/list", params), ListToolsResult)
+        page = self.era.accept_tools(self.session, page)
+        self.output_schemas.remember(page.tools)
+        return page
 
     async def list_all_tools(self) -> list[Tool]:
         """Every tool, following ``nextCursor`` across all pages."""
@@ -163,6 +172,7 @@ class Client(ResourceCalls, ListenCalls):
             page = await self.list_tools(cursor)
             tools.extend(page.tools)
             if not page.next_cursor or page.next_cursor == cursor:
+                self.output_schemas.complete = True
                 return tools
             cursor = page.next_cursor
         raise McpError(INVALID_PARAMS, f"tools/list returned more than {MAX_PAGES} pages")
@@ -174,8 +184,13 @@ class Client(ResourceCalls, ListenCalls):
         *,
         on_progress: ProgressCallback | None = None,
         timeout: float | None = None,
+        validate_output: bool = True,
     ) -> CallToolResult:
-        """Call a tool. A failing tool is a result with ``is_error``; protocol errors raise."""
+        """Call a tool. A failing tool is a result with ``is_error``; protocol errors raise.
+
+        With ``validate_output`` (the default) a result is checked against the tool's
+        ``outputSchema``; a mismatch raises :class:`~trimcp.client.OutputSchemaError`
+        (see :mod:`trimcp.client._output`)."""
         self._require("tools")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
@@ -183,7 +198,12 @@ class Client(ResourceCalls, ListenCalls):
         raw = await self._rounds.request(
             "tools/call", params, timeout=timeout, on_progress=on_progress
         )
-        return structure(raw, CallToolResult)
+        result = structure(raw, CallToolResult)
+        if validate_output:
+            await self.output_schemas.verify(
+                self.protocol_version, name, result, self.list_all_tools
+            )
+        return result
 
     # -- prompts and completion -----------------------------------------------------
     async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
@@ -242,47 +262,14 @@ class Client(ResourceCalls, ListenCalls):
             return
         await self.session.request("logging/setLevel", {"level": level})
 
-    async def send_roots_list_changed(self) -> None:
-        """Tell the server the roots changed (``notifications/roots/list_changed``)."""
-        await self.session.notify("notifications/roots/list_changed")
 
-
-def _client_registry(
-    sampling: SamplingHandler | None,
-    elicitation: ElicitationHandler | None,
-    roots: RootsHandler | Sequence[Root] | None,
-    on_log: LoggingHandler | None,
-) -> Registry:
+def _client_registry(on_log: LoggingHandler | None) -> Registry:
     registry = Registry()
 
     async def ping(_ctx: HandlerContext, _params: Any) -> dict[str, Any]:
         return {}
 
     registry.add_request("ping", ping)
-    if sampling is not None:
-        sample = sampling
-
-        async def create_message(ctx: HandlerContext, params: CreateMessageParams) -> Any:
-            return unstructure(await sample(ctx, params))
-
-        registry.add_request(
-            "sampling/createMessage", create_message, params_type=CreateMessageParams
-        )
-    if elicitation is not None:
-        elicit = elicitation
-
-        async def elicit_create(ctx: HandlerContext, params: ElicitParams) -> Any:
-            return unstructure(await elicit(ctx, params))
-
-        registry.add_request("elicitation/create", elicit_create, params_type=ElicitParams)
-    if roots is not None:
-        given = roots
-
-        async def list_roots(ctx: HandlerContext, _params: Any) -> Any:
-            found = await given(ctx) if callable(given) else given
-            return unstructure(ListRootsResult(roots=list(found)))
-
-        registry.add_request("roots/list", list_roots)
     if on_log is not None:
         log = on_log
 
@@ -291,18 +278,6 @@ def _client_registry(
 
         registry.add_notification("notifications/message", message)
     return registry
-
-
-def _capabilities(
-    sampling: SamplingHandler | None,
-    elicitation: ElicitationHandler | None,
-    roots: RootsHandler | Sequence[Root] | None,
-) -> ClientCapabilities:
-    return ClientCapabilities(
-        sampling=SamplingCapability() if sampling is not None else None,
-        elicitation=ElicitationCapability() if elicitation is not None else None,
-        roots=RootsCapability(list_changed=True) if roots is not None else None,
-    )
 
 
 async def _initialize(
@@ -341,12 +316,13 @@ async def open_client(
     name: str = "trimcp-client",
     version: str = "0.1.0",
     protocol_version: str = LATEST_HANDSHAKE_VERSION,
-    sampling: SamplingHandler | None = None,
-    elicitation: ElicitationHandler | None = None,
+    sampling: SamplingHandler | Sampling | None = None,
+    elicitation: ElicitationHandler | Elicitation | None = None,
     roots: RootsHandler | Sequence[Root] | None = None,
     on_log: LoggingHandler | None = None,
     on_resource_updated: ResourceUpdatedHandler | None = None,
     on_resources_list_changed: ResourcesChangedHandler | None = None,
+    on_tools_list_changed: ToolsChangedHandler | None = None,
     middlewares: Middlewares | None = None,
     limits: SessionLimits | None = None,
     era: EraChoice = "handshake",
@@ -360,7 +336,10 @@ async def open_client(
         ``server.in_memory()``, ...).
       protocol_version: the revision to ask for; the server may choose an older one.
       sampling / elicitation / roots: answer the server's reverse calls; each one given
-        declares its capability.
+        declares its capability. ``sampling`` may be a :class:`Sampling` (tools),
+        ``elicitation`` an :class:`Elicitation` (form and URL modes, defaults); see
+        :mod:`trimcp.client._sampling`, :mod:`trimcp.client._elicitation`,
+        :mod:`trimcp.client._roots`.
       on_log: receives the server's ``notifications/message``.
       on_resource_updated / on_resources_list_changed: receive the server's
         ``notifications/resources/updated`` and ``.../list_changed``.
@@ -370,11 +349,24 @@ async def open_client(
         written before the stateless era expects); see ``trimcp.client._era``.
       discover_timeout: seconds the ``server/discover`` probe waits for an answer.
       max_input_rounds: input rounds (MRTR) one call may take; see ``_mrtr``.
+      on_tools_list_changed: receives ``notifications/tools/list_changed`` (the cached
+        output schemas are forgotten first).
     """
     info = Implementation(name=name, version=version)
-    registry = _client_registry(sampling, elicitation, roots, on_log)
+    registry = _client_registry(on_log)
     add_resource_handlers(registry, on_resource_updated, on_resources_list_changed)
-    capabilities = _capabilities(sampling, elicitation, roots)
+    output_schemas = OutputSchemas()
+    add_tool_handlers(registry, output_schemas, on_tools_list_changed)
+    elicit = install_elicitation(registry, elicitation)
+    root_list = install_roots(registry, roots)
+    capabilities = fit_client_capabilities(
+        protocol_version,
+        ClientCapabilities(
+            sampling=install_sampling(registry, sampling),
+            elicitation=elicit.capability() if elicit is not None else None,
+            roots=roots_capability(root_list),
+        ),
+    )
     era_state = EraState(info, capabilities)
     listeners = Listeners()
     stack = client_middlewares(
@@ -397,4 +389,12 @@ async def open_client(
             )
             if not stateless:
                 await _initialize(session, info, capabilities, protocol_version)
-            yield Client(session, era_state, listeners, max_input_rounds)
+            yield Client(
+                session,
+                output_schemas,
+                era=era_state,
+                listeners=listeners,
+                max_input_rounds=max_input_rounds,
+                roots=root_list,
+                elicitation=elicit,
+            )

@@ -7,6 +7,8 @@ from ._http import asgi_app as asgi_app
 from ._http import close_sse_stream as close_sse_stream
 from ._http import serve_http as serve_http
 from ._lifecycle import Phase as Phase
+from ._log_bridge import DEFAULT_LOG_BUFFER as DEFAULT_LOG_BUFFER
+from ._log_bridge import McpLogHandler as McpLogHandler
 from ._pagination import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
 from ._prompts import CompletionProvider as CompletionProvider
 from ._request_state import DEFAULT_STATE_TTL as DEFAULT_STATE_TTL
@@ -22,12 +24,14 @@ from ._uri_template import UriTemplateError as UriTemplateError
 from ._websocket import serve_websocket as serve_websocket
 
 __all__ = [
+    "DEFAULT_LOG_BUFFER",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_STATE_TTL",
     "CachePolicy",
     "CapabilityError",
     "CompletionProvider",
     "InMemoryTransport",
+    "McpLogHandler",
     "Phase",
     "RequestStateError",
     "RequestStateSealer",

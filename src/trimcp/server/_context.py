@@ -15,7 +15,7 @@ from typing import Any, TypeVar, TypeVarTuple, overload
 import trio
 
 from trimcp.binding import json_schema_for, structure, unstructure
-from trimcp.dispatch import McpError
+from trimcp.dispatch import McpError, UrlElicitationRequiredError
 from trimcp.nursery import BackgroundContext, HandlerContext, SessionState, detach_for_background
 from trimcp.protocol import (
     TRACE_META_KEYS,
@@ -29,8 +29,13 @@ from trimcp.protocol import (
 )
 from trimcp.wire import INTERNAL_ERROR, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, RequestId
 
+from ._downgrade import fit_requested_schema, fit_sampling_messages
 from ._elicitation import (
+    complete_elicitation,
     form_elicitation_error,
+    parse_elicit_result,
+    url_elicitation_params,
+    url_elicitation_required,
 )
 from ._mrtr import InputRound
 from ._sampling import ToolChoiceArg, sampling_tools_params
@@ -205,8 +210,9 @@ class ToolContext:
             raise self._missing("sampling")
         if isinstance(messages, str):
             messages = [SamplingMessage(role="user", content=TextContent(text=messages))]
+        version = self.session.protocol_version
         params: dict[str, Any] = {
-            "messages": [unstructure(m) for m in messages],
+            "messages": fit_sampling_messages(version, [unstructure(m) for m in messages]),
             "maxTokens": max_tokens,
         }
         if system_prompt is not None:
@@ -244,6 +250,7 @@ class ToolContext:
             raise missing
         typed = isinstance(schema, type)
         requested = json_schema_for(schema) if typed else dict(schema)
+        requested = fit_requested_schema(self.session.protocol_version, requested)
         raw = await self._reverse(
             "elicitation/create",
             {"mode": "form", "message": message, "requestedSchema": requested}
@@ -259,6 +266,31 @@ class ToolContext:
     def _form_mode_member(self) -> bool:
         # ``mode`` exists from 2025-11-25 on; older clients would see an unknown member.
         return self.session.protocol_version == "2025-11-25"
+
+    async def elicit_url(
+        self, message: str, url: str, *, elicitation_id: str | None = None
+    ) -> tuple[ElicitResult, str | None]:
+        """Send the user to ``url`` out of band (URL-mode elicitation, 2025-11-25+).
+
+        Returns the client's answer (``accept`` is consent to open the URL, not that the
+        work there is done) and the ``elicitationId`` sent (generated unless given; none
+        in the stateless era), for :meth:`complete_elicitation` later. Raises
+        :class:`CapabilityError` when the client did not declare ``elicitation.url``.
+        """
+        params = url_elicitation_params(self.session, message, url, elicitation_id)
+        raw = await self._reverse("elicitation/create", unstructure(params))
+        return parse_elicit_result(raw), params.elicitation_id
+
+    def url_elicitation_required(
+        self, message: str, url: str, *, elicitation_id: str | None = None
+    ) -> UrlElicitationRequiredError:
+        """The ``-32042`` error to ``raise`` when this request needs the user at ``url``
+        first (2025-11-25, clients that declared ``elicitation.url``)."""
+        return url_elicitation_required(self.session, message, url, elicitation_id)
+
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        """Send ``notifications/elicitation/complete`` for ``elicitation_id``."""
+        await complete_elicitation(self.handler, elicitation_id)
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The client's roots (``roots/list``); ``key`` names the input request in the

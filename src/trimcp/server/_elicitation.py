@@ -34,6 +34,7 @@ __all__ = [
     "complete_elicitation",
     "form_elicitation_error",
     "new_elicitation_id",
+    "parse_elicit_result",
     "url_elicitation_error",
     "url_elicitation_params",
     "url_elicitation_required",
@@ -69,7 +70,8 @@ def form_elicitation_error(state: SessionState) -> CapabilityError | None:
     only ``url`` (2025-11-25+) is ``"elicitation.form"``.
     """
     capability = state.client_capabilities.elicitation
-    if capability is None:
+    if capability is None or not _supports(state, Feature.ELICITATION):
+        # 2024-11-05 and 2025-03-26 have no elicitation, whatever the client declared.
         return _error(state, "elicitation")
     if capability.url is not None and capability.form is None:
         return _error(state, "elicitation.form")

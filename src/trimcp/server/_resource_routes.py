@@ -31,6 +31,7 @@ from trimcp.protocol import (
 from trimcp.wire import METHOD_NOT_FOUND
 
 from ._context import ToolContext
+from ._downgrade import fit_annotations, fit_read_result
 from ._pagination import paginate
 from ._resources import ResourceRegistry, resource_not_found
 from ._subscriptions import SubscriptionHub
@@ -51,11 +52,14 @@ def _to_wire(item: Any, ctx: HandlerContext) -> dict[str, Any]:
     """``item``'s wire form without the members the negotiated revision lacks."""
     version = ctx.session.protocol_version or HANDSHAKE_VERSIONS[-1]
     full: dict[str, Any] = unstructure(item)
-    return {
+    wire = {
         key: value
         for key, value in full.items()
         if key not in _GATED_MEMBERS or supports(version, _GATED_MEMBERS[key])
     }
+    if "annotations" in wire:
+        wire["annotations"] = fit_annotations(version, wire["annotations"])
+    return wire
 
 
 class ResourceRoutes:
@@ -206,7 +210,8 @@ class ResourceRoutes:
         self, ctx: HandlerContext, params: ReadResourceParams
     ) -> dict[str, Any]:
         self._require(ctx)
-        return await self.resources.read(ToolContext(ctx), params.uri)
+        result = await self.resources.read(ToolContext(ctx), params.uri)
+        return fit_read_result(ctx.session.protocol_version, result)
 
     async def _subscribe_resource(
         self, ctx: HandlerContext, params: SubscribeParams

@@ -49,6 +49,8 @@ from trimcp.wire import METHOD_NOT_FOUND
 
 from ._completion import CompletionKind, CompletionRegistry
 from ._context import ToolContext
+from ._downgrade import fit_initialize_result, fit_prompt_result, fit_tool_result
+from ._log_bridge import log_routed
 from ._pagination import DEFAULT_PAGE_SIZE, paginate
 from ._prompts import CompletionProvider, PromptRegistry
 from ._request_state import RequestStateSealer
@@ -270,7 +272,7 @@ class Server(ResourceRoutes):
             "logging/setLevel": (_set_level, SetLevelParams),
         }
         for method, (handler, params_type) in routes.items():
-            registry.add_request(method, era.wrap(method, handler, params_type))
+            registry.add_request(method, log_routed(era.wrap(method, handler, params_type)))
         registry.add_notification("notifications/initialized", _initialized)
         return registry
 
@@ -292,7 +294,7 @@ class Server(ResourceRoutes):
             server_info=self.info,
             instructions=self.instructions,
         )
-        return unstructure(result)  # type: ignore[no-any-return]
+        return fit_initialize_result(version, unstructure(result))
 
     async def _discover(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -328,7 +330,7 @@ class Server(ResourceRoutes):
             # A revision without structured output gets its JSON text rendering only,
             # just as its tool listing has no outputSchema.
             result = {key: value for key, value in result.items() if key != "structuredContent"}
-        return result
+        return fit_tool_result(version, result)
 
     async def _list_prompts(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
         if ctx.session.server_capabilities.prompts is None:
@@ -344,7 +346,8 @@ class Server(ResourceRoutes):
     async def _get_prompt(self, ctx: HandlerContext, params: GetPromptParams) -> Any:
         if ctx.session.server_capabilities.prompts is None:
             raise McpError(METHOD_NOT_FOUND, "Method not found: prompts/get")
-        return await self.prompts.render(ToolContext(ctx), params.name, params.arguments or {})
+        result = await self.prompts.render(ToolContext(ctx), params.name, params.arguments or {})
+        return fit_prompt_result(ctx.session.protocol_version, result)
 
     async def _complete(self, ctx: HandlerContext, params: CompleteParams) -> dict[str, Any]:
         if ctx.session.server_capabilities.completions is None:

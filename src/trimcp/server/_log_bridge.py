@@ -1,0 +1,195 @@
+"""Stdlib :mod:`logging` inside a handler, forwarded to the client as
+``notifications/message``.
+
+:class:`McpLogHandler` is an ordinary :class:`logging.Handler`: attach it to any logger
+(``logging.getLogger("myapp").addHandler(trimcp.McpLogHandler())``) and a record emitted
+while a server handler runs reaches the client that made that request, at the level
+that client's session set with ``logging/setLevel`` (unset: every level in the
+handshake era, none in the stateless era). The record's level maps with
+:meth:`~trimcp.protocol.LoggingLevel.from_python`, the logger name becomes ``logger``,
+and ``data`` is the formatted message.
+
+Routing is by context, not by logger: every request of a :class:`~trimcp.Server` runs
+under :func:`log_routed`, which sets a :class:`contextvars.ContextVar` to the request's
+:class:`LogRoute`. Trio copies context into child tasks, so records from tasks the
+handler starts, or from work it detached with ``detach_for_background``, still find the
+session they came from, and two concurrent requests never see each other's records. A
+record emitted outside any request, or from a worker thread, is not forwarded (the
+handler's other handlers still see it).
+
+``emit`` is synchronous, so records wait in the route's buffer, bounded by
+``buffer_size`` (default :data:`DEFAULT_LOG_BUFFER`); when it is full the oldest record
+is dropped and counted, and one ``warning`` message tells the client how many were lost.
+A background task of the session drains the buffer while the request runs, and the
+request drains what is left itself before its response, so every message it logged
+precedes its answer on the same stream. Once the request is over, records from its
+detached work go out as session notifications (related to no request).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextvars
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, final
+
+import trio
+
+from trimcp.dispatch import ConnectionClosedError
+from trimcp.nursery import BackgroundContext, HandlerContext
+from trimcp.protocol import LoggingLevel
+
+from ._context import log_level_allows
+
+__all__ = ["DEFAULT_LOG_BUFFER", "LogRoute", "McpLogHandler", "log_routed"]
+
+#: Records one request may hold before they are sent; the oldest are dropped beyond it.
+DEFAULT_LOG_BUFFER: Final = 256
+
+Handler = Callable[[HandlerContext, Any], Awaitable[Any]]
+
+_current: contextvars.ContextVar[LogRoute | None] = contextvars.ContextVar(
+    "trimcp_log_route", default=None
+)
+
+
+@final
+class LogRoute:
+    """Where the log records of one request go, and the ones waiting to go there."""
+
+    __slots__ = ("_buffer", "_draining", "_idle", "ctx", "dropped", "open")
+
+    def __init__(self, ctx: HandlerContext) -> None:
+        self.ctx = ctx
+        #: The request is still running (its messages travel with it).
+        self.open = True
+        #: Records lost to a full buffer since the last drain.
+        self.dropped = 0
+        self._buffer: collections.deque[dict[str, Any]] = collections.deque()
+        self._draining = False
+        self._idle: trio.Event | None = None
+
+    def push(self, params: dict[str, Any], limit: int) -> None:
+        """Queue one message (synchronous; called from ``emit``)."""
+        if len(self._buffer) >= limit:
+            self._buffer.popleft()
+            self.dropped += 1
+        self._buffer.append(params)
+        if not self._draining:
+            self._draining = True
+            self._idle = trio.Event()
+            session = self.ctx.session_object
+            try:
+                session.spawn_background(self._drain_task, BackgroundContext(session, None))
+            except ConnectionClosedError:
+                self._buffer.clear()
+                self._draining = False
+                self._idle.set()
+
+    async def _drain_task(self, _ctx: BackgroundContext) -> None:
+        try:
+            await self.drain()
+        finally:
+            self._draining = False
+            if self._idle is not None:
+                self._idle.set()
+
+    async def finish(self) -> None:
+        """Send what is queued and wait for a drain under way, so that every message of
+        the request goes out before its response."""
+        await self.drain()
+        if self._idle is not None:
+            await self._idle.wait()
+
+    async def drain(self) -> None:
+        """Send every queued message (and the dropped-records notice, if any)."""
+        session = self.ctx.session_object
+        while self._buffer or self.dropped:
+            if self._buffer:
+                params = self._buffer.popleft()
+            else:
+                params = {
+                    "level": "warning",
+                    "logger": "trimcp",
+                    "data": f"{self.dropped} log records were dropped (buffer full)",
+                }
+                self.dropped = 0
+            related = self.ctx.request_id if self.open else None
+            try:
+                await session.notify("notifications/message", params, related=related)
+            except ConnectionClosedError:
+                self._buffer.clear()
+                self.dropped = 0
+                return
+
+
+def current_route() -> LogRoute | None:
+    """The route of the request this code runs in, if any."""
+    return _current.get()
+
+
+def log_routed(handler: Handler) -> Handler:
+    """Wrap a request handler so log records emitted while it runs are routed to its
+    session (see the module doc)."""
+
+    async def run(ctx: HandlerContext, params: Any) -> Any:
+        route = LogRoute(ctx)
+        token = _current.set(route)
+        try:
+            try:
+                return await handler(ctx, params)
+            finally:
+                _current.reset(token)
+        except trio.Cancelled:
+            # No response follows: the session's drain task sends what is queued.
+            route.open = False
+            raise
+        except BaseException:
+            await route.finish()  # the error response follows the request's messages
+            route.open = False
+            raise
+        finally:
+            if route.open:
+                await route.finish()
+                route.open = False
+
+    return run
+
+
+class McpLogHandler(logging.Handler):
+    """A :class:`logging.Handler` that sends records to the client of the current
+    request (see the module doc).
+
+    Args:
+      level: the handler's own threshold (the client's ``logging/setLevel`` applies too).
+      buffer_size: records one request may queue before the oldest are dropped.
+    """
+
+    def __init__(self, level: int = logging.NOTSET, *, buffer_size: int = DEFAULT_LOG_BUFFER):
+        super().__init__(level)
+        if buffer_size < 1:
+            raise ValueError("buffer_size must be at least 1")
+        self.buffer_size = buffer_size
+
+    def emit(self, record: logging.LogRecord) -> None:
+        route = _current.get()
+        if route is None or not _in_trio():
+            return
+        level = LoggingLevel.from_python(record.levelno).value
+        if not log_level_allows(route.ctx.session, level):
+            return
+        try:
+            data = self.format(record)
+        except Exception:
+            self.handleError(record)
+            return
+        route.push({"level": level, "logger": record.name, "data": data}, self.buffer_size)
+
+
+def _in_trio() -> bool:
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:
+        return False
+    return True
