@@ -95,6 +95,7 @@ async def serve_http(
     app = asgi_app(server, **options)
     async with trio.open_nursery() as nursery:
         await nursery.start(app.run)
+        await nursery.start(server.tasks.run)
         if engine == "h11":
             serve = partial(serve_h11, app, host=host, port=port, limits=app.limits)
             bound: int = await nursery.start(serve)

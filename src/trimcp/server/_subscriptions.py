@@ -51,16 +51,21 @@ _LIST_KINDS: Final = {
     "resourcesListChanged": "notifications/resources/list_changed",
 }
 _UPDATED: Final = "notifications/resources/updated"
+_TASKS: Final = "notifications/tasks"
+_DROPPABLE: Final = frozenset({_UPDATED, _TASKS})
 
 
 @final
 class _Listener:
-    __slots__ = ("dropped", "ended", "kinds", "queue", "request_id", "uris", "wakeup")
+    __slots__ = ("dropped", "ended", "kinds", "queue", "request_id", "task_ids", "uris", "wakeup")
 
-    def __init__(self, request_id: RequestId, kinds: set[str], uris: set[str]) -> None:
+    def __init__(
+        self, request_id: RequestId, kinds: set[str], uris: set[str], task_ids: set[str]
+    ) -> None:
         self.request_id = request_id
         self.kinds = kinds
         self.uris = uris
+        self.task_ids = task_ids
         self.queue: deque[tuple[str, dict[str, Any] | None]] = deque()
         self.wakeup = trio.Event()
         self.dropped = 0
@@ -76,7 +81,7 @@ class _Listener:
         kept: deque[tuple[str, dict[str, Any] | None]] = deque()
         seen: set[str] = set()
         for method, params in self.queue:
-            if method == _UPDATED or method in seen:
+            if method in _DROPPABLE or method in seen:
                 self.dropped += 1
                 continue
             seen.add(method)
@@ -113,6 +118,9 @@ class SubscriptionHub:
                 uri = (params or {}).get("uri")
                 if uri in listener.uris:
                     listener.put(method, params)
+            elif method == _TASKS:
+                if (params or {}).get("taskId") in listener.task_ids:
+                    listener.put(method, params)
             elif method in listener.kinds:
                 listener.put(method, params)
 
@@ -139,6 +147,9 @@ class SubscriptionHub:
                 )
             if caps.resources is not None and caps.resources.subscribe:
                 out["resourceSubscriptions"] = list(dict.fromkeys(uris))
+        task_ids = filter_.get("taskIds")  # already cut to the agreed ids (server._tasks)
+        if isinstance(task_ids, list):
+            out["taskIds"] = task_ids
         return out
 
     async def listen(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
@@ -157,6 +168,7 @@ class SubscriptionHub:
             ctx.request_id,
             {_LIST_KINDS[k] for k in _LIST_KINDS if honoured.get(k)},
             set(honoured.get("resourceSubscriptions", ())),
+            set(honoured.get("taskIds", ())),
         )
         self._listeners.add(listener)
         try:
