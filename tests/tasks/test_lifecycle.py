@@ -8,7 +8,9 @@ import trio.testing
 from ._support import connected, error_of, task_server
 
 
-async def test_working_then_completed_with_the_result_inlined() -> None:
+async def test_working_then_completed_with_the_result_inlined(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     server, recorder, probe = task_server()
     async with connected(server) as (_client, send):
         created = await send("tools/call", {"name": "gated", "arguments": {"name": "Ada"}})
@@ -38,7 +40,9 @@ async def test_working_then_completed_with_the_result_inlined() -> None:
     assert seen["GetTaskRequest"] == 2
 
 
-async def test_a_tool_error_completes_and_a_protocol_error_fails() -> None:
+async def test_a_tool_error_completes_and_a_protocol_error_fails(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     server, recorder, _probe = task_server()
     async with connected(server) as (_client, send):
         tool = await send("tools/call", {"name": "tool_error", "arguments": {}})
@@ -58,7 +62,9 @@ async def test_a_tool_error_completes_and_a_protocol_error_fails() -> None:
     assert recorder.validate()["GetTaskResult"] == 2
 
 
-async def test_cancel_reaches_the_handler_and_only_that_task() -> None:
+async def test_cancel_reaches_the_handler_and_only_that_task(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     server, recorder, probe = task_server()
     async with connected(server) as (_client, send):
         first = await send("tools/call", {"name": "gated", "arguments": {"name": "a"}})
@@ -85,7 +91,9 @@ async def test_cancel_reaches_the_handler_and_only_that_task() -> None:
     assert recorder.validate()["CancelTaskResult"] == 2
 
 
-async def test_input_required_partial_answers_then_completion() -> None:
+async def test_input_required_partial_answers_then_completion(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     server, recorder, _probe = task_server()
     async with connected(server) as (_client, send):
         created = await send("tools/call", {"name": "two_questions", "arguments": {}})
@@ -139,7 +147,9 @@ async def test_input_required_partial_answers_then_completion() -> None:
     assert seen["UpdateTaskResult"] == 4
 
 
-async def test_mrtr_rounds_before_the_task_then_the_task_carries_the_answer() -> None:
+async def test_mrtr_rounds_before_the_task_then_the_task_carries_the_answer(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     server, recorder, probe = task_server()
     async with connected(server) as (_client, send):
         call = {"name": "confirm_then_run", "arguments": {}}
@@ -170,7 +180,9 @@ async def test_mrtr_rounds_before_the_task_then_the_task_carries_the_answer() ->
     assert seen["CreateTaskResult"] == 1
 
 
-async def test_a_request_cancelled_before_its_handoff_cancels_the_body() -> None:
+async def test_a_request_cancelled_before_its_handoff_cancels_the_body(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     server, _recorder, probe = task_server()
     async with connected(server) as (_client, send):
         async with trio.open_nursery() as nursery:

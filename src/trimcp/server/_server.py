@@ -139,7 +139,7 @@ class Server(ResourceRoutes):
         self.prompts = PromptRegistry(self._prompts_changed)
         self.completions = CompletionRegistry(self.prompts)
         self.subscriptions = SubscriptionHub(max_subscriptions)
-        self.tasks = tasks or TaskStore()
+        self.tasks = tasks if tasks is not None else TaskStore()
         self.task_runner = TaskRunner(self.tools, self.tasks, self.subscriptions.publish)
         self.era = EraFront(self, request_state or RequestStateSealer(), cache or CachePolicy())
         self._sessions: set[Session] = set()
