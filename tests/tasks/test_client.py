@@ -79,7 +79,7 @@ async def test_input_requests_are_answered_once_through_the_handlers(
 async def test_failed_cancelled_and_bounded_waits(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    server, _recorder, probe = task_server()
+    server, recorder, probe = task_server()
     async with connected(server) as (client, _send):
         calls = TaskCalls(stateless_requester(client))
         broken = await calls.call_tool("protocol_error")
@@ -102,6 +102,7 @@ async def test_failed_cancelled_and_bounded_waits(
         no_responder = await error_of(asking.call_tool_result("two_questions"))
         assert no_responder.code == -32602
         assert "no responder" in no_responder.message
+    recorder.validate()  # every message sent (and request accepted) is schema-valid
 
 
 async def test_unknown_input_methods_are_refused_by_the_responder(

@@ -183,7 +183,7 @@ async def test_mrtr_rounds_before_the_task_then_the_task_carries_the_answer(
 async def test_a_request_cancelled_before_its_handoff_cancels_the_body(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    server, _recorder, probe = task_server()
+    server, recorder, probe = task_server()
     async with connected(server) as (_client, send):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(send, "tools/call", {"name": "held", "arguments": {}})
@@ -201,3 +201,4 @@ async def test_a_request_cancelled_before_its_handoff_cancels_the_body(
         await trio.testing.wait_all_tasks_blocked()
         done = await send("tasks/get", {"taskId": created["taskId"]})
         assert done["result"]["content"][0]["text"] == "task: True"
+    recorder.validate()  # every message sent (and request accepted) is schema-valid

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import trio
 import trio.testing
 
 import trimcp
-from trimcp.wire import Notification
+from trimcp.dispatch import Middlewares
+from trimcp.wire import Notification, Request
 
 from ._support import EXT, WITHOUT_TASKS, connected, error_of, task_server
 
@@ -75,7 +77,7 @@ async def test_without_the_extension_tools_run_synchronously_or_need_it(
 async def test_the_extension_gives_no_tasks_to_sync_tools_or_removed_methods(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    server, _recorder, _probe = task_server()
+    server, recorder, _probe = task_server()
     async with connected(server) as (_client, send):
         legacy = await send(
             "tools/call",
@@ -90,6 +92,7 @@ async def test_the_extension_gives_no_tasks_to_sync_tools_or_removed_methods(
         assert (await error_of(send("tasks/get", {"taskId": 7}))).code == -32602
         bad = await error_of(send("tasks/update", {"taskId": "t", "inputResponses": []}))
         assert bad.code == -32602
+    recorder.validate()  # every message sent (and request accepted) is schema-valid
 
 
 async def test_a_2025_11_25_session_never_gets_tasks(
@@ -104,8 +107,23 @@ async def test_a_2025_11_25_session_never_gets_tasks(
         await call_next(message)
 
     server.middlewares.server_send.add(record)
-    async with trimcp.open_client(server.in_memory(), protocol_version="2025-11-25") as client:
+
+    async def declare_anyway(message: Any, call_next: Any) -> None:
+        # the client lists the extension in initialize: under 2025-11-25 it means nothing
+        if isinstance(message, Request) and message.method == "initialize":
+            params = dict(message.params or {})
+            params["capabilities"] = {**params["capabilities"], "extensions": {EXT: {}}}
+            message = attrs.evolve(message, params=params)
+        await call_next(message)
+
+    middlewares = Middlewares()
+    middlewares.client_send.add(declare_anyway)
+    async with trimcp.open_client(
+        server.in_memory(), protocol_version="2025-11-25", middlewares=middlewares
+    ) as client:
         assert client.protocol_version == "2025-11-25"
+        (session,) = server.sessions
+        assert session.state.client_capabilities.extensions == {EXT: {}}
         assert client.state.server_capabilities.extensions is None
         assert all("execution" not in t.to_wire("2025-11-25") for t in server.tools.ordered())
         result = await client.call_tool("gated", {"name": "old"})

@@ -34,7 +34,7 @@ async def test_a_finished_task_stays_for_its_ttl_then_is_gone(
 async def test_work_still_running_at_its_ttl_is_cancelled_and_removed(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    server, _recorder, probe = task_server(TaskStore(ttl=5))
+    server, recorder, probe = task_server(TaskStore(ttl=5))
     async with connected(server) as (_client, send):
         start = trio.current_time()
         created = await send("tools/call", {"name": "gated", "arguments": {"name": "x"}})
@@ -43,12 +43,13 @@ async def test_work_still_running_at_its_ttl_is_cancelled_and_removed(
         await trio.sleep_until(start + 5.1)
         assert probe.cancelled == 1
         assert (await error_of(send("tasks/get", {"taskId": created["taskId"]}))).code == -32602
+    recorder.validate()  # every message sent (and request accepted) is schema-valid
 
 
 async def test_the_table_is_bounded_with_a_clear_error(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    server, _recorder, probe = task_server(TaskStore(max_tasks=2, ttl=60))
+    server, recorder, probe = task_server(TaskStore(max_tasks=2, ttl=60))
     async with connected(server) as (_client, send):
         call = {"name": "gated", "arguments": {"name": "x"}}
         first = await send("tools/call", call)
@@ -68,12 +69,13 @@ async def test_the_table_is_bounded_with_a_clear_error(
         assert len(server.tasks) == 0
         assert (await send("tools/call", call))["resultType"] == "task"
     assert DEFAULT_MAX_TASKS == TaskStore().max_tasks == 1024
+    recorder.validate()  # every message sent (and request accepted) is schema-valid
 
 
 async def test_task_ids_are_long_random_and_distinct(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    server, _recorder, probe = task_server()
+    server, recorder, probe = task_server()
     probe.go.set()
     async with connected(server) as (_client, send):
         ids = [
@@ -82,13 +84,14 @@ async def test_task_ids_are_long_random_and_distinct(
         ]
     assert len(set(ids)) == 50
     assert all(len(task_id) >= 32 for task_id in ids)  # 192 bits, base64url
+    recorder.validate()  # every message sent (and request accepted) is schema-valid
 
 
 async def test_tasks_are_bound_to_the_principal_that_created_them(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     store = TaskStore(owner=lambda ctx: ctx.meta.get("example.com/user"))
-    server, _recorder, probe = task_server(store)
+    server, recorder, probe = task_server(store)
     probe.go.set()
     async with connected(server) as (_client, send):
 
@@ -112,6 +115,7 @@ async def test_tasks_are_bound_to_the_principal_that_created_them(
             )
             assert theirs.code == -32602  # exactly what an unknown id gets
             assert theirs.message == "Failed to retrieve task: Task not found"
+    recorder.validate()  # every message sent (and request accepted) is schema-valid
 
 
 async def test_the_store_refuses_nonsense_settings(autojump_clock: trio.testing.MockClock) -> None:
