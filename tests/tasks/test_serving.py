@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import trio
 import trio.testing
@@ -96,3 +97,25 @@ async def test_two_task_nurseries_new_tasks_go_to_the_newest(
         assert store.running  # the outer one still serves
         outer.cancel_scope.cancel()
     assert not store.running
+
+
+async def test_the_asgi_app_runs_the_task_nursery_under_lifespan_and_run(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    server, _recorder, _probe = task_server()
+    app = trimcp.asgi_app(server)
+    to_app_send, to_app = trio.open_memory_channel[dict[str, Any]](4)
+    from_app_send, from_app = trio.open_memory_channel[dict[str, Any]](4)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(app, {"type": "lifespan"}, to_app.receive, from_app_send.send)
+        await to_app_send.send({"type": "lifespan.startup"})
+        assert (await from_app.receive())["type"] == "lifespan.startup.complete"
+        assert server.tasks.running
+        await to_app_send.send({"type": "lifespan.shutdown"})
+        assert (await from_app.receive())["type"] == "lifespan.shutdown.complete"
+    assert not server.tasks.running
+    async with trio.open_nursery() as nursery:
+        await nursery.start(trimcp.asgi_app(server).run)
+        assert server.tasks.running
+        nursery.cancel_scope.cancel()
+    assert not server.tasks.running
