@@ -3,10 +3,10 @@ server-level nursery the tasks run in.
 
 A task outlives the request that created it, and the stateless era has no session for
 it to live in (each HTTP POST is served by a session of its own), so tasks run in a
-nursery of the server's own: :meth:`TaskStore.run`, which ``serve_http``,
-``serve_stdio``, ``serve_websocket`` and the in-memory transport start beside the
-sessions. Code that mounts the ASGI app itself runs it too
-(``nursery.start(server.tasks.run)``).
+nursery of the server's own: :meth:`TaskStore.run`, which the ASGI app (under lifespan
+or ``app.run``, so ``serve_http`` too), ``serve_stdio``, ``serve_websocket`` and the
+in-memory transport start beside the sessions. Code that serves channels by other means
+runs it itself (``nursery.start(server.tasks.run)``).
 
 Each task is one Trio task there, in two cancel scopes: the outer one's deadline is
 the task's TTL (``ttlMs`` counts from creation), the inner one is the work's, which
