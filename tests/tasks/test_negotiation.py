@@ -92,6 +92,10 @@ async def test_the_extension_gives_no_tasks_to_sync_tools_or_removed_methods(
         assert (await error_of(send("tasks/get", {"taskId": 7}))).code == -32602
         bad = await error_of(send("tasks/update", {"taskId": "t", "inputResponses": []}))
         assert bad.code == -32602
+        server.remove_tool("sleeper")  # a removed task tool is unknown, not a failed task
+        gone = await error_of(send("tools/call", {"name": "sleeper", "arguments": {"seconds": 1}}))
+        assert gone.code == -32602
+        assert len(server.tasks) == 0
     recorder.validate()  # every message sent (and request accepted) is schema-valid
 
 

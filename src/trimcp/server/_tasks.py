@@ -110,7 +110,10 @@ class TaskRunner:
     # -- tools/call ----------------------------------------------------------------------
     def handles(self, params: Any) -> bool:
         """Whether this ``tools/call`` names a task-capable tool."""
-        return isinstance(params, dict) and params.get("name") in self._support
+        if not isinstance(params, dict):
+            return False
+        name = params.get("name")
+        return name in self._support and name in self.tools  # a removed tool is unknown
 
     async def call_tool(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         """Answer a ``tools/call`` of a task-capable tool: synchronously, or as a task."""
