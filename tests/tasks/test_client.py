@@ -9,10 +9,12 @@ import trio.testing
 from trimcp.client import (
     TaskCalls,
     TaskCancelledError,
+    client_responder,
     input_responder,
     stateless_requester,
 )
 from trimcp.dispatch import McpError
+from trimcp.nursery import HandlerContext
 from trimcp.protocol import CallToolResult, DetailedTask, ElicitParams, ElicitResult, Task
 from trimcp.server import TaskStore
 from trimcp.wire import Request
@@ -112,3 +114,24 @@ async def test_unknown_input_methods_are_refused_by_the_responder(
     refused = await error_of(respond("roots/list", {}))
     assert refused.code == -32601
     assert isinstance(refused, McpError)
+
+
+async def test_the_clients_own_handlers_answer_task_input(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    server, recorder, _probe = task_server()
+    contexts: list[HandlerContext] = []
+
+    async def elicit(ctx: HandlerContext, params: ElicitParams) -> ElicitResult:
+        contexts.append(ctx)
+        return ElicitResult(action="accept", content={"name": params.message})
+
+    async with connected(server, elicitation=elicit) as (client, _send):
+        calls = TaskCalls(stateless_requester(client), respond=client_responder(client))
+        both = await calls.call_tool_result("two_questions")
+        assert _text(both) == "{'name': 'first?'} {'name': 'second?'}"
+        assert len(contexts) == 2
+        assert all(ctx.closed for ctx in contexts)  # each lived as long as its answer
+        refused = await error_of(client_responder(client)("sampling/createMessage", {}))
+        assert refused.code == -32601  # no sampling handler was given
+    assert recorder.validate()["UpdateTaskRequest"] == 1  # both answers in one update

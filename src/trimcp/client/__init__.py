@@ -13,6 +13,7 @@ from ._tasks import InputResponder as InputResponder
 from ._tasks import Requester as Requester
 from ._tasks import TaskCalls as TaskCalls
 from ._tasks import TaskCancelledError as TaskCancelledError
+from ._tasks import client_responder as client_responder
 from ._tasks import input_responder as input_responder
 from ._tasks import stateless_requester as stateless_requester
 
@@ -28,6 +29,7 @@ __all__ = [
     "SamplingHandler",
     "TaskCalls",
     "TaskCancelledError",
+    "client_responder",
     "input_responder",
     "open_client",
     "stateless_requester",

@@ -18,13 +18,17 @@ version and the per-request client capabilities, which must list the extension).
   :class:`TaskCancelledError`. It is bounded by ``timeout`` and :data:`MAX_POLLS`.
 * :meth:`TaskCalls.cancel` asks the server to stop a task (``tasks/cancel``).
 
-Input requests are answered by one ``respond(method, params) -> result`` callable;
-:func:`input_responder` builds it from typed handlers. The same trust applies as to
-direct sampling and elicitation: a task is not a more trusted channel.
+Input requests are answered by one ``respond(method, params) -> result`` callable:
+:func:`client_responder` routes them to the sampling / elicitation / roots handlers the
+:class:`~trimcp.client.Client` was opened with (each one gets a context of its own,
+cancelled if the wait is), and :func:`input_responder` builds one from typed handlers.
+The same trust applies as to direct sampling and elicitation: a task is not a more
+trusted channel.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, final
@@ -33,6 +37,7 @@ import trio
 
 from trimcp.binding import structure, unstructure
 from trimcp.dispatch import McpError
+from trimcp.nursery import HandlerContext
 from trimcp.protocol import (
     CLIENT_CAPABILITIES_META,
     CLIENT_INFO_META,
@@ -63,6 +68,7 @@ __all__ = [
     "Requester",
     "TaskCalls",
     "TaskCancelledError",
+    "client_responder",
     "input_responder",
     "stateless_requester",
 ]
@@ -111,6 +117,37 @@ def stateless_requester(
         return await client.request(method, {**params, "_meta": meta})
 
     return send
+
+
+_INPUT_IDS = itertools.count(1)
+
+
+def client_responder(client: Client) -> InputResponder:
+    """Answer input requests with the handlers ``client`` was opened with (its
+    ``sampling``, ``elicitation`` and ``roots``), exactly as if the server had sent each
+    one as a request; a method without a handler is ``-32601``."""
+    session = client.session
+
+    async def respond(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        route = session.registry.route(method)
+        if route is None or method not in _INPUT_METHODS:
+            raise McpError(METHOD_NOT_FOUND, f"no handler for {method}")
+        scope = trio.CancelScope()
+        ctx = HandlerContext(session, f"task-input-{next(_INPUT_IDS)}", method, params, {}, scope)
+        if route.params_type is not None:
+            ctx.params = structure(params, route.params_type)
+        try:
+            with scope:
+                result: dict[str, Any] = await route.handler(ctx, ctx.params)
+                return result
+        finally:
+            ctx._close()  # its hooks fail clearly from now on, as after any request
+        raise McpError(INVALID_PARAMS, f"the {method} handler was cancelled")
+
+    return respond
+
+
+_INPUT_METHODS: Final = frozenset({"sampling/createMessage", "elicitation/create", "roots/list"})
 
 
 def input_responder(
