@@ -11,7 +11,8 @@ with a ``SubscriptionsListenResult``. Each subscription:
    with ``_meta["io.modelcontextprotocol/subscriptionId"]`` = the listen request's id;
 2. then relays, tagged the same way, exactly the kinds it acknowledged:
    ``notifications/{tools,prompts,resources}/list_changed`` and
-   ``notifications/resources/updated`` for the subscribed URIs.
+   ``notifications/resources/updated`` for the subscribed URIs, and
+   ``notifications/tasks`` for the agreed ``taskIds`` (tasks extension, see ``_tasks``).
 
 Bounds: at most ``max_listeners`` subscriptions at once per server (default
 :data:`DEFAULT_MAX_LISTENERS`; beyond it a listen request is refused with ``-32600``
@@ -19,7 +20,8 @@ naming the bound), at most :data:`MAX_RESOURCE_SUBSCRIPTIONS` URIs per subscript
 :data:`LISTENER_QUEUE` pending notifications per subscription. A listener that falls
 that far behind has its queue coalesced: list-changed notices are idempotent, so only
 one of each kind is kept, and the oldest ``updated`` notices are dropped (counted in
-:attr:`SubscriptionHub.dropped`).
+:attr:`SubscriptionHub.dropped`), as are task status notices (``tasks/get`` still
+answers the latest state).
 """
 
 from __future__ import annotations
