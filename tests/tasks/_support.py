@@ -164,9 +164,12 @@ def task_server(store: TaskStore | None = None) -> tuple[trimcp.Server, Recorder
         return f"Hello, {name}!"
 
     @server.tool(task_support="optional")
-    async def sleeper(seconds: float) -> str:
-        """Sleeps, then reports."""
-        await trio.sleep(seconds)
+    async def sleeper(ctx: trimcp.ToolContext, seconds: float) -> str:
+        """Sleeps, then reports; says how far it got halfway."""
+        await trio.sleep(seconds / 2)
+        await ctx.report_progress(50, 100, "halfway")
+        await ctx.log("info", "not sent for a task")
+        await trio.sleep(seconds / 2)
         return f"slept {seconds:g}"
 
     @server.tool(task_support="required")

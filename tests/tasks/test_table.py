@@ -8,8 +8,9 @@ import trio.testing
 
 from trimcp.server import DEFAULT_MAX_TASKS, TaskStore
 from trimcp.server._task_store import MAX_PENDING_INPUTS
+from trimcp.wire import Notification
 
-from ._support import connected, error_of, task_server
+from ._support import WITHOUT_TASKS, connected, error_of, task_server
 
 
 async def test_a_finished_task_stays_for_its_ttl_then_is_gone(
@@ -18,9 +19,15 @@ async def test_a_finished_task_stays_for_its_ttl_then_is_gone(
     server, recorder, _probe = task_server(TaskStore(ttl=10, poll_interval=2))
     async with connected(server) as (_client, send):
         start = trio.current_time()
-        created = await send("tools/call", {"name": "sleeper", "arguments": {"seconds": 3}})
+        asks_for_all = {"progressToken": "p", "io.modelcontextprotocol/logLevel": "debug"}
+        created = await send(
+            "tools/call", {"name": "sleeper", "arguments": {"seconds": 3}, "_meta": asks_for_all}
+        )
         assert created["ttlMs"] == 10_000
         assert created["pollIntervalMs"] == 2_000
+        await trio.sleep_until(start + 2)
+        halfway = await send("tasks/get", {"taskId": created["taskId"]})
+        assert (halfway["status"], halfway["statusMessage"]) == ("working", "halfway")
         await trio.sleep_until(start + 9.5)
         kept = await send("tasks/get", {"taskId": created["taskId"]})
         assert kept["status"] == "completed"
@@ -28,7 +35,17 @@ async def test_a_finished_task_stays_for_its_ttl_then_is_gone(
         gone = await error_of(send("tasks/get", {"taskId": created["taskId"]}))
         assert gone.code == -32602
         assert len(server.tasks) == 0
-    assert recorder.validate()["GetTaskResult"] == 1
+        # a task sends no progress or log notifications, though its request asked for both
+        assert not [m for m, _ in recorder.sent if isinstance(m, Notification)]
+        # run in its request, the same body does send them
+        await send(
+            "tools/call",
+            {"name": "sleeper", "arguments": {"seconds": 1}, "_meta": asks_for_all},
+            caps=WITHOUT_TASKS,
+        )
+        sent = {m.method for m, _ in recorder.sent if isinstance(m, Notification)}
+        assert sent == {"notifications/progress", "notifications/message"}
+    assert recorder.validate()["GetTaskResult"] == 2
 
 
 async def test_work_still_running_at_its_ttl_is_cancelled_and_removed(

@@ -16,8 +16,8 @@ so it never has to move: the request that called the tool waits for the job's
 If the request goes away before a hand-off, the body is cancelled with it, as any
 request's work would be. After the hand-off, :class:`TaskToolContext` turns reverse
 calls into the task's input requests (``input_required`` until ``tasks/update``
-answers them) and drops progress and log messages, which the extension does not carry
-for tasks.
+answers them), a progress ``message`` into the task's ``statusMessage``, and drops
+progress and log notifications, which the extension does not carry for tasks.
 """
 
 from __future__ import annotations
@@ -150,8 +150,13 @@ class TaskToolContext(ToolContext):
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        if self.job.record is None:
+        """Progress of the request before the hand-off; in a task (which carries no
+        progress notifications) its ``message`` becomes the task's ``statusMessage``."""
+        record = self.job.record
+        if record is None:
             await super().report_progress(progress, total, message)
+        elif message is not None:
+            record.describe(message)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         if self.job.record is None:

@@ -148,6 +148,13 @@ class TaskRecord:
         self.last_updated_at = _iso(self.store.wallclock())
         self.store.changed(self)
 
+    def describe(self, message: str) -> None:
+        """Set ``statusMessage`` of a running task (what it is doing now)."""
+        if not self.terminal and message != self.status_message:
+            self.status_message = message
+            self.last_updated_at = _iso(self.store.wallclock())
+            self.store.changed(self)
+
     def complete(self, result: dict[str, Any]) -> None:
         self.result = result
         self._set("completed")
