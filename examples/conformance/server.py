@@ -465,6 +465,85 @@ async def lookup_by_region(region: str, query: str = "") -> str:
     return f"region={region} query={query}"
 
 
+# ---------------------------------------------------------------------- tasks extension
+# Fixtures of the io.modelcontextprotocol/tasks scenarios (tasks-*). A tool registered
+# with task_support runs as a task when the request declares the extension.
+
+
+@server.tool()
+async def greet(name: str) -> str:
+    """Greets by name (never a task)."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task_support="optional")
+async def slow_compute(seconds: float = 0, label: str = "") -> str:
+    """Sleeps for `seconds`, then reports the label (a task when the client allows)."""
+    await trio.sleep(seconds)
+    return f"Computed {label or 'result'} after {seconds:g} s"
+
+
+@server.tool(task_support="required")
+async def failing_job() -> str:
+    """Always ends in a tool error after about a second (only ever runs as a task)."""
+    await trio.sleep(1)
+    raise trimcp.ToolError("The job failed, as this fixture always does")
+
+
+@server.tool(task_support="optional")
+async def protocol_error_job() -> str:
+    """Fails with a JSON-RPC error (the task ends `failed`)."""
+    await trio.sleep(0.1)
+    raise trimcp.McpError(-32603, "Internal error: the job crashed")
+
+
+CONFIRM = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean"}},
+    "required": ["confirm"],
+}
+NAME_AND_CONFIRM = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}},
+}
+
+
+@server.tool(task_support="optional")
+async def confirm_delete(ctx: trimcp.ToolContext, filename: str) -> str:
+    """Asks the user to confirm, then "deletes" the file."""
+    result, content = await ctx.elicit(f"Delete {filename}?", CONFIRM)
+    if result.action == "accept" and content and content.get("confirm"):
+        return f"Deleted {filename}"
+    return f"Kept {filename}"
+
+
+@server.tool(task_support="optional")
+async def multi_input(ctx: trimcp.ToolContext) -> str:
+    """Asks two questions at once, then reports both answers."""
+    answers: dict[str, Any] = {}
+
+    async def ask(which: str) -> None:
+        _, answers[which] = await ctx.elicit(f"Answer the {which} question", NAME_AND_CONFIRM)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask, "first")
+        nursery.start_soon(ask, "second")
+    return f"Answers: {json.dumps(answers, sort_keys=True)}"
+
+
+USER_NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@server.tool(task_support="required", task_handoff="explicit")
+async def test_tool_with_task(ctx: trimcp.ToolContext) -> str:
+    """Asks for the user's name in the call itself, then goes on as a task."""
+    _, content = await ctx.elicit("What is your name?", USER_NAME)
+    name = (content or {}).get("name", "stranger")
+    await ctx.begin_task(f"Greeting {name}")
+    await trio.sleep(0.2)
+    return f"Hello, {name}! (from a task)"
+
+
 if __name__ == "__main__":
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
     trio.run(lambda: trimcp.serve_http(server, host="127.0.0.1", port=port))

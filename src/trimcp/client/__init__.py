@@ -1,4 +1,5 @@
-"""The client: typed calls, pagination, and handlers for the server's reverse calls."""
+"""The client: typed calls, pagination, handlers for the server's reverse calls, and the
+tasks extension."""
 
 from ._client import Client as Client
 from ._client import ElicitationHandler as ElicitationHandler
@@ -28,6 +29,13 @@ from ._resources import ResourcesChangedHandler as ResourcesChangedHandler
 from ._resources import ResourceUpdatedHandler as ResourceUpdatedHandler
 from ._roots import RootList as RootList
 from ._sampling import Sampling as Sampling
+from ._tasks import InputResponder as InputResponder
+from ._tasks import Requester as Requester
+from ._tasks import TaskCalls as TaskCalls
+from ._tasks import TaskCancelledError as TaskCancelledError
+from ._tasks import client_responder as client_responder
+from ._tasks import input_responder as input_responder
+from ._tasks import stateless_requester as stateless_requester
 
 __all__ = [
     "DEFAULT_MAX_INPUT_ROUNDS",
@@ -44,10 +52,12 @@ __all__ = [
     "FormHandler",
     "FormRequest",
     "FormSchemaError",
+    "InputResponder",
     "InputRoundsExceeded",
     "LoggingHandler",
     "OutputSchemaError",
     "OutputSchemas",
+    "Requester",
     "ResourceUpdatedHandler",
     "ResourcesChangedHandler",
     "RootList",
@@ -55,7 +65,12 @@ __all__ = [
     "Sampling",
     "SamplingHandler",
     "Subscription",
+    "TaskCalls",
+    "TaskCancelledError",
     "ToolsChangedHandler",
     "UrlHandler",
+    "client_responder",
+    "input_responder",
     "open_client",
+    "stateless_requester",
 ]

@@ -111,6 +111,16 @@ from ._sampling_tools import TOOL_CHOICE_MODES as TOOL_CHOICE_MODES
 from ._sampling_tools import blocks_of as blocks_of
 from ._sampling_tools import tool_turn_problem as tool_turn_problem
 from ._sampling_tools import uses_sampling_tools as uses_sampling_tools
+from ._tasks import TASK_METHODS as TASK_METHODS
+from ._tasks import TASK_RESULT_TYPE as TASK_RESULT_TYPE
+from ._tasks import TASKS_EXTENSION as TASKS_EXTENSION
+from ._tasks import TERMINAL_STATUSES as TERMINAL_STATUSES
+from ._tasks import DetailedTask as DetailedTask
+from ._tasks import Task as Task
+from ._tasks import TaskStatus as TaskStatus
+from ._tasks import TaskSupport as TaskSupport
+from ._tasks import declares_tasks as declares_tasks
+from ._tasks import tasks_required_data as tasks_required_data
 from ._tools import CallToolParams as CallToolParams
 from ._tools import CallToolResult as CallToolResult
 from ._tools import ListToolsResult as ListToolsResult
@@ -133,6 +143,10 @@ __all__ = [
     "SERVER_INFO_META",
     "STATELESS_VERSIONS",
     "SUBSCRIPTION_ID_META",
+    "TASKS_EXTENSION",
+    "TASK_METHODS",
+    "TASK_RESULT_TYPE",
+    "TERMINAL_STATUSES",
     "TOOL_CHOICE_MODES",
     "TRACE_META_KEYS",
     "WIRE_NAME",
@@ -153,6 +167,7 @@ __all__ = [
     "CreateMessageParams",
     "CreateMessageResult",
     "Cursor",
+    "DetailedTask",
     "ElicitParams",
     "ElicitRequestParams",
     "ElicitResult",
@@ -210,7 +225,10 @@ __all__ = [
     "ServerCapabilities",
     "SetLevelParams",
     "SubscribeParams",
+    "Task",
     "TaskMetadata",
+    "TaskStatus",
+    "TaskSupport",
     "TextContent",
     "TextResourceContents",
     "Tool",
@@ -221,6 +239,7 @@ __all__ = [
     "ToolUseContent",
     "ToolsCapability",
     "blocks_of",
+    "declares_tasks",
     "era_of",
     "features_of",
     "is_stateless_request",
@@ -228,6 +247,7 @@ __all__ = [
     "negotiate_version",
     "read_request_meta",
     "supports",
+    "tasks_required_data",
     "tool_turn_problem",
     "unsupported_version",
     "uses_sampling_tools",

@@ -18,6 +18,11 @@ from ._server import InMemoryTransport as InMemoryTransport
 from ._server import Server as Server
 from ._stateless import CachePolicy as CachePolicy
 from ._stdio import serve_stdio as serve_stdio
+from ._task_job import TaskToolContext as TaskToolContext
+from ._task_store import DEFAULT_MAX_TASKS as DEFAULT_MAX_TASKS
+from ._task_store import DEFAULT_POLL_INTERVAL as DEFAULT_POLL_INTERVAL
+from ._task_store import DEFAULT_TASK_TTL as DEFAULT_TASK_TTL
+from ._task_store import TaskStore as TaskStore
 from ._tools import ToolError as ToolError
 from ._uri_template import UriTemplate as UriTemplate
 from ._uri_template import UriTemplateError as UriTemplateError
@@ -25,8 +30,11 @@ from ._websocket import serve_websocket as serve_websocket
 
 __all__ = [
     "DEFAULT_LOG_BUFFER",
+    "DEFAULT_MAX_TASKS",
     "DEFAULT_PAGE_SIZE",
+    "DEFAULT_POLL_INTERVAL",
     "DEFAULT_STATE_TTL",
+    "DEFAULT_TASK_TTL",
     "CachePolicy",
     "CapabilityError",
     "CompletionProvider",
@@ -36,6 +44,8 @@ __all__ = [
     "RequestStateError",
     "RequestStateSealer",
     "Server",
+    "TaskStore",
+    "TaskToolContext",
     "ToolContext",
     "ToolError",
     "UriTemplate",

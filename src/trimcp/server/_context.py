@@ -161,6 +161,12 @@ class ToolContext:
         """Hand ``fn(background_ctx, *args)`` to the session; it outlives this request."""
         detach_for_background(self.handler, fn, *args)
 
+    async def begin_task(self, message: str | None = None) -> bool:
+        """Continue as a task of the tasks extension (tools registered with
+        ``task_handoff="explicit"``); ``False`` here: this call is not one that may
+        become a task, and the body simply goes on as part of its request."""
+        return False
+
     # -- reverse calls ------------------------------------------------------------
     def _missing(self, capability: str, required: dict[str, Any] | None = None) -> CapabilityError:
         """The error for a reverse call the client did not declare, in this era's form."""

@@ -50,9 +50,11 @@ def asgi_app(server: Server, **options: Any) -> StreamableHttpApp:
     (``path``, ``limits``, ``host_policy``, ``stateless``, ``event_store``,
     ``standalone_get``, and ``legacy_sse``/``sse_path``/``messages_path`` for the
     2024-11-05 HTTP+SSE transport, on by default at ``/sse``). The app runs its
-    sessions under ASGI lifespan, or in the nursery of whoever calls ``await app.run()``.
+    sessions and the server's task nursery under ASGI lifespan, or in the nursery of
+    whoever calls ``await app.run()``.
     """
     options.setdefault("supported_versions", server.supported_versions)
+    options.setdefault("background", server.tasks.run)  # tasks outlive their POSTs
     return StreamableHttpApp(server.serve_channel, **options)
 
 

@@ -39,6 +39,7 @@ from trimcp.protocol import (
     PromptsCapability,
     ServerCapabilities,
     SetLevelParams,
+    TaskSupport,
     ToolAnnotations,
     ToolsCapability,
     negotiate_version,
@@ -58,6 +59,8 @@ from ._resource_routes import ResourceRoutes
 from ._resources import ResourceRegistry
 from ._stateless import CachePolicy, EraFront
 from ._subscriptions import DEFAULT_MAX_LISTENERS, SubscriptionHub
+from ._task_store import TaskStore
+from ._tasks import TaskHandoff, TaskRunner
 from ._tools import ToolRegistry
 
 __all__ = ["Server"]
@@ -90,6 +93,8 @@ class Server(ResourceRoutes):
         share one :class:`RequestStateSealer` key.
       cache: the ``ttlMs``/``cacheScope`` hints of stateless-era list and read results.
       max_subscriptions: bound on concurrent ``subscriptions/listen`` streams.
+      tasks: the task table of tools registered with ``task_support`` (bounds, TTL,
+        poll interval, owner binding; see :class:`TaskStore`).
 
     Example::
 
@@ -118,6 +123,7 @@ class Server(ResourceRoutes):
         request_state: RequestStateSealer | None = None,
         cache: CachePolicy | None = None,
         max_subscriptions: int = DEFAULT_MAX_LISTENERS,
+        tasks: TaskStore | None = None,
     ) -> None:
         self.info = Implementation(
             name=name, version=version, title=title, website_url=website_url, icons=icons
@@ -135,6 +141,8 @@ class Server(ResourceRoutes):
         self.prompts = PromptRegistry(self._prompts_changed)
         self.completions = CompletionRegistry(self.prompts)
         self.subscriptions = SubscriptionHub(max_subscriptions)
+        self.tasks = tasks if tasks is not None else TaskStore()
+        self.task_runner = TaskRunner(self.tools, self.tasks, self.subscriptions.publish)
         self.era = EraFront(self, request_state or RequestStateSealer(), cache or CachePolicy())
         self._sessions: set[Session] = set()
         self._registry: Registry | None = None
@@ -153,6 +161,8 @@ class Server(ResourceRoutes):
         icons: list[Icon] | None = None,
         input_schema: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
+        task_support: TaskSupport = "forbidden",
+        task_handoff: TaskHandoff = "start",
     ) -> Callable[[F], F]: ...
     def tool(self, fn: Any = None, /, **options: Any) -> Any:  # type: ignore[misc]
         """Register an ``async def`` as a tool (decorator, with or without options).
@@ -161,10 +171,16 @@ class Server(ResourceRoutes):
         input schema comes from its annotations (an attrs arguments class, or plain
         annotated parameters), the output schema from a structured return annotation.
         A parameter annotated :class:`ToolContext` receives the request's context.
+        ``task_support`` (``"optional"``/``"required"``) lets it run as a task of the
+        tasks extension, from its start or from ``ctx.begin_task()`` (``task_handoff``);
+        see :mod:`trimcp.server._tasks`.
         """
+        support = options.pop("task_support", "forbidden")
+        handoff = options.pop("task_handoff", "start")
 
         def register(func: F) -> F:
-            self.tools.add(func, **options)
+            registered = self.tools.add(func, **options)
+            self.task_runner.set_support(registered.tool.name, support, handoff)
             return func
 
         return register(fn) if fn is not None else register
@@ -266,6 +282,7 @@ class Server(ResourceRoutes):
             "tools/list": (self._list_tools, None),
             "tools/call": (self._call_tool, None),
             **self.resource_routes(),
+            **self.task_runner.routes(),
             "prompts/list": (self._list_prompts, None),
             "prompts/get": (self._get_prompt, GetPromptParams),
             "completion/complete": (self._complete, CompleteParams),
@@ -299,14 +316,17 @@ class Server(ResourceRoutes):
     async def _discover(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": list(self.supported_versions),
-            "capabilities": unstructure(ctx.session.server_capabilities),
+            "capabilities": self.task_runner.advertise(
+                unstructure(ctx.session.server_capabilities)
+            ),
         }
         if self.instructions is not None:
             result["instructions"] = self.instructions
         return result
 
     async def _listen(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        return await self.subscriptions.listen(ctx, params if isinstance(params, dict) else {})
+        params = self.task_runner.listen_params(ctx, params if isinstance(params, dict) else {})
+        return await self.subscriptions.listen(ctx, params)
 
     async def _list_tools(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
         if ctx.session.server_capabilities.tools is None:
@@ -320,6 +340,8 @@ class Server(ResourceRoutes):
         return result
 
     async def _call_tool(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
+        if self.task_runner.handles(params):
+            return await self.task_runner.call_tool(ctx, params)
         result = await self.tools.call(ToolContext(ctx), params)
         version = ctx.session.protocol_version
         if (
@@ -398,6 +420,7 @@ class InMemoryTransport:
     async def connect(self) -> AsyncIterator[MessageChannel]:
         client_end, server_end = memory_channel_pair()
         async with trio.open_nursery() as nursery:
+            await nursery.start(self.server.tasks.run)
             await nursery.start(self.server.serve_channel, server_end)
             try:
                 yield client_end

@@ -19,5 +19,7 @@ async def serve_stdio(
 
     ``await nursery.start(serve_stdio, server)`` returns once the session is running.
     """
-    async with open_stdio_channel() as channel:
+    async with trio.open_nursery() as nursery, open_stdio_channel() as channel:
+        await nursery.start(server.tasks.run)  # tasks of the stateless era outlive requests
         await server.serve_channel(channel, task_status=task_status)
+        nursery.cancel_scope.cancel()

@@ -11,7 +11,8 @@ with a ``SubscriptionsListenResult``. Each subscription:
    with ``_meta["io.modelcontextprotocol/subscriptionId"]`` = the listen request's id;
 2. then relays, tagged the same way, exactly the kinds it acknowledged:
    ``notifications/{tools,prompts,resources}/list_changed`` and
-   ``notifications/resources/updated`` for the subscribed URIs.
+   ``notifications/resources/updated`` for the subscribed URIs, and
+   ``notifications/tasks`` for the agreed ``taskIds`` (tasks extension, see ``_tasks``).
 
 Bounds: at most ``max_listeners`` subscriptions at once per server (default
 :data:`DEFAULT_MAX_LISTENERS`; beyond it a listen request is refused with ``-32600``
@@ -19,7 +20,8 @@ naming the bound), at most :data:`MAX_RESOURCE_SUBSCRIPTIONS` URIs per subscript
 :data:`LISTENER_QUEUE` pending notifications per subscription. A listener that falls
 that far behind has its queue coalesced: list-changed notices are idempotent, so only
 one of each kind is kept, and the oldest ``updated`` notices are dropped (counted in
-:attr:`SubscriptionHub.dropped`).
+:attr:`SubscriptionHub.dropped`), as are task status notices (``tasks/get`` still
+answers the latest state).
 """
 
 from __future__ import annotations
@@ -51,16 +53,21 @@ _LIST_KINDS: Final = {
     "resourcesListChanged": "notifications/resources/list_changed",
 }
 _UPDATED: Final = "notifications/resources/updated"
+_TASKS: Final = "notifications/tasks"
+_DROPPABLE: Final = frozenset({_UPDATED, _TASKS})
 
 
 @final
 class _Listener:
-    __slots__ = ("dropped", "ended", "kinds", "queue", "request_id", "uris", "wakeup")
+    __slots__ = ("dropped", "ended", "kinds", "queue", "request_id", "task_ids", "uris", "wakeup")
 
-    def __init__(self, request_id: RequestId, kinds: set[str], uris: set[str]) -> None:
+    def __init__(
+        self, request_id: RequestId, kinds: set[str], uris: set[str], task_ids: set[str]
+    ) -> None:
         self.request_id = request_id
         self.kinds = kinds
         self.uris = uris
+        self.task_ids = task_ids
         self.queue: deque[tuple[str, dict[str, Any] | None]] = deque()
         self.wakeup = trio.Event()
         self.dropped = 0
@@ -76,7 +83,7 @@ class _Listener:
         kept: deque[tuple[str, dict[str, Any] | None]] = deque()
         seen: set[str] = set()
         for method, params in self.queue:
-            if method == _UPDATED or method in seen:
+            if method in _DROPPABLE or method in seen:
                 self.dropped += 1
                 continue
             seen.add(method)
@@ -113,6 +120,9 @@ class SubscriptionHub:
                 uri = (params or {}).get("uri")
                 if uri in listener.uris:
                     listener.put(method, params)
+            elif method == _TASKS:
+                if (params or {}).get("taskId") in listener.task_ids:
+                    listener.put(method, params)
             elif method in listener.kinds:
                 listener.put(method, params)
 
@@ -139,6 +149,9 @@ class SubscriptionHub:
                 )
             if caps.resources is not None and caps.resources.subscribe:
                 out["resourceSubscriptions"] = list(dict.fromkeys(uris))
+        task_ids = filter_.get("taskIds")  # already cut to the agreed ids (server._tasks)
+        if isinstance(task_ids, list):
+            out["taskIds"] = task_ids
         return out
 
     async def listen(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
@@ -157,6 +170,7 @@ class SubscriptionHub:
             ctx.request_id,
             {_LIST_KINDS[k] for k in _LIST_KINDS if honoured.get(k)},
             set(honoured.get("resourceSubscriptions", ())),
+            set(honoured.get("taskIds", ())),
         )
         self._listeners.add(listener)
         try:

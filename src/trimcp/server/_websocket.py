@@ -86,5 +86,6 @@ async def serve_websocket(
             active -= 1
 
     async with trio.open_nursery() as nursery:
+        await nursery.start(server.tasks.run)
         await nursery.start(partial(trio.serve_listeners, handle, listeners))
         task_status.started(bound)

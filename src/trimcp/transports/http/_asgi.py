@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, final
 
 import trio
@@ -114,8 +114,12 @@ class StreamableHttpApp:
         sse_path: str = "/sse",
         messages_path: str = "/messages",
         websocket_limits: WebSocketLimits | None = None,
+        background: Callable[..., Awaitable[object]] | None = None,
     ) -> None:
         self.path = path
+        #: Runs beside the sessions for as long as they do (a server's task nursery);
+        #: started with ``task_status``.
+        self.background = background
         #: Bounds of the WebSocket connections served on ``path`` (not when stateless).
         self.websocket_limits = websocket_limits or WebSocketLimits()
         self.limits = limits or HttpServerLimits()
@@ -147,8 +151,13 @@ class StreamableHttpApp:
         )
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Run the app's sessions until cancelled (instead of ASGI lifespan)."""
-        await self.manager.run(task_status=task_status)
+        """Run the app's sessions (and ``background``) until cancelled (instead of ASGI
+        lifespan)."""
+        async with trio.open_nursery() as nursery:
+            if self.background is not None:
+                await nursery.start(self.background)
+            await nursery.start(self.manager.run)
+            task_status.started()
 
     # ------------------------------------------------------------------ ASGI entry
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -175,7 +184,7 @@ class StreamableHttpApp:
             return
         async with trio.open_nursery() as nursery:
             if not self.manager.running:
-                await nursery.start(self.manager.run)
+                await nursery.start(self.run)
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown
             nursery.cancel_scope.cancel()

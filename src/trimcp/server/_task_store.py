@@ -1,0 +1,315 @@
+"""The server's task table (tasks extension, SEP-2663): records, their lives, and the
+server-level nursery the tasks run in.
+
+A task outlives the request that created it, and the stateless era has no session for
+it to live in (each HTTP POST is served by a session of its own), so tasks run in a
+nursery of the server's own: :meth:`TaskStore.run`, which the ASGI app (under lifespan
+or ``app.run``, so ``serve_http`` too), ``serve_stdio``, ``serve_websocket`` and the
+in-memory transport start beside the sessions. Code that serves channels by other means
+runs it itself (``nursery.start(server.tasks.run)``).
+
+Each task is one Trio task there, in two cancel scopes: the outer one's deadline is
+the task's TTL (``ttlMs`` counts from creation), the inner one is the work's, which
+``tasks/cancel`` cancels. When the work ends the record keeps its outcome until the TTL
+has passed, then it is removed; ``tasks/get`` then answers ``-32602``. Work still
+running at its TTL is cancelled and the task removed.
+
+Bounds: at most ``max_tasks`` records (running or keeping a result) at once
+(:data:`DEFAULT_MAX_TASKS`); creating one more is refused with ``-32600`` naming the
+bound, because dropping a finished task before its TTL would break the promise that
+``tasks/get`` resolves for ``ttlMs``. Each task has at most
+:data:`MAX_PENDING_INPUTS` outstanding input requests.
+
+Task ids are 192 random bits from :mod:`secrets`: they are the capability to read a
+result, so they must not be guessable. Where an authorization context exists,
+``owner`` maps a request to its principal; a task is then visible only to requests of
+the principal that created it (others get the same ``-32602`` as for an unknown id).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from datetime import UTC, datetime
+from typing import Any, Final, final
+
+import trio
+
+from trimcp.dispatch import McpError
+from trimcp.nursery import HandlerContext
+from trimcp.protocol import TERMINAL_STATUSES
+from trimcp.wire import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, NO_DATA
+
+from ._mrtr import INPUT_METHODS, check_response
+
+__all__ = [
+    "DEFAULT_MAX_TASKS",
+    "DEFAULT_POLL_INTERVAL",
+    "DEFAULT_TASK_TTL",
+    "MAX_PENDING_INPUTS",
+    "OwnerOf",
+    "TaskRecord",
+    "TaskStore",
+]
+
+logger = logging.getLogger("trimcp.server.tasks")
+
+DEFAULT_MAX_TASKS: Final = 1024
+"""Tasks (running or holding a result) one server keeps at once."""
+DEFAULT_TASK_TTL: Final = 3600.0
+"""Seconds a task lives from creation, result retention included."""
+DEFAULT_POLL_INTERVAL: Final = 0.5
+"""Seconds between polls the server asks clients for (``pollIntervalMs``)."""
+MAX_PENDING_INPUTS: Final = 32
+"""Outstanding input requests one task may have at once (more is a handler bug)."""
+
+OwnerOf = Callable[[HandlerContext], Hashable | None]
+"""Maps a request to the principal it acts for (``None``: no authorization context)."""
+
+_PREFIX: Final = {
+    "sampling/createMessage": "sample",
+    "elicitation/create": "elicit",
+    "roots/list": "roots",
+}
+
+
+def _iso(seconds: float) -> str:
+    moment = datetime.fromtimestamp(seconds, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@final
+class TaskRecord:
+    """One task: its status, its outcome, and its outstanding input requests."""
+
+    def __init__(
+        self, store: TaskStore, owner: Hashable | None, ttl: float | None, poll: float
+    ) -> None:
+        self.store = store
+        self.task_id = secrets.token_urlsafe(24)
+        self.owner = owner
+        self.status = "working"
+        self.status_message: str | None = None
+        now = store.wallclock()
+        self.created_at = _iso(now)
+        self.last_updated_at = self.created_at
+        self.ttl_ms = None if ttl is None else max(1, round(ttl * 1000))
+        self.poll_interval_ms = max(1, round(poll * 1000))
+        self.deadline = math.inf if ttl is None else trio.current_time() + ttl
+        self.result: dict[str, Any] | None = None
+        self.error: dict[str, Any] | None = None
+        #: Outstanding input requests by key, and where each one's answer goes.
+        self.pending: dict[str, dict[str, Any]] = {}
+        self._answers: dict[str, trio.MemorySendChannel[dict[str, Any]]] = {}
+        self._keys = 0
+        #: Every input key this task issued (a key names one input request, once).
+        self._used: set[str] = set()
+        #: The work's cancel scope (``tasks/cancel`` cancels it).
+        self.scope = trio.CancelScope()
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+    # -- the wire ---------------------------------------------------------------
+    def task(self) -> dict[str, Any]:
+        """The ``Task`` members (what ``CreateTaskResult`` carries besides ``resultType``)."""
+        out: dict[str, Any] = {
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": self.created_at,
+            "lastUpdatedAt": self.last_updated_at,
+            "ttlMs": self.ttl_ms,
+            "pollIntervalMs": self.poll_interval_ms,
+        }
+        if self.status_message is not None:
+            out["statusMessage"] = self.status_message
+        return out
+
+    def detailed(self) -> dict[str, Any]:
+        """The ``DetailedTask`` of the current status (``tasks/get``, ``notifications/tasks``)."""
+        out = self.task()
+        if self.status == "input_required":
+            out["inputRequests"] = dict(self.pending)
+        elif self.status == "completed":
+            out["result"] = self.result
+        elif self.status == "failed":
+            out["error"] = self.error
+        return out
+
+    # -- transitions ---------------------------------------------------------------
+    def _set(self, status: str, message: str | None = None) -> None:
+        if self.terminal:
+            return  # terminal states never change
+        self.status = status
+        if message is not None or status in TERMINAL_STATUSES:
+            self.status_message = message
+        self.last_updated_at = _iso(self.store.wallclock())
+        self.store.changed(self)
+
+    def describe(self, message: str) -> None:
+        """Set ``statusMessage`` of a running task (what it is doing now)."""
+        if not self.terminal and message != self.status_message:
+            self.status_message = message
+            self.last_updated_at = _iso(self.store.wallclock())
+            self.store.changed(self)
+
+    def complete(self, result: dict[str, Any]) -> None:
+        self.result = result
+        self._set("completed")
+
+    def fail(self, code: int, message: str, data: Any = None) -> None:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None and data is not NO_DATA:
+            error["data"] = data
+        self.error = error
+        self._set("failed", message)
+
+    def cancelled(self) -> None:
+        self._set("cancelled", "The task was cancelled.")
+
+    # -- input requests ------------------------------------------------------------
+    async def ask(
+        self, method: str, params: dict[str, Any], key: str | None = None
+    ) -> dict[str, Any]:
+        """Ask the client for input while the task runs: the task is ``input_required``
+        until every outstanding request is answered through ``tasks/update``. ``key``
+        names the input request (a fresh one is made when absent or already used)."""
+        if method not in INPUT_METHODS:
+            raise McpError(
+                INVALID_PARAMS, f"{method} cannot be asked of a client from inside a task"
+            )
+        if len(self.pending) >= MAX_PENDING_INPUTS:
+            raise McpError(INVALID_PARAMS, "too many outstanding input requests in one task")
+        self._keys += 1  # keys are never reused over the task's lifetime
+        if key is None or key in self._used:
+            key = f"{_PREFIX[method]}-{self._keys}"
+        self._used.add(key)
+        send, receive = trio.open_memory_channel[dict[str, Any]](1)
+        self.pending[key] = {"method": method, "params": params}
+        self._answers[key] = send
+        self._set("input_required")
+        try:
+            return await receive.receive()
+        finally:
+            self.pending.pop(key, None)
+            self._answers.pop(key, None)
+            if not self.pending and self.status == "input_required":
+                self._set("working")
+
+    def answer(self, responses: dict[str, Any]) -> None:
+        """Deliver ``tasks/update`` responses. Keys not outstanding are ignored (never
+        issued, already answered); a malformed answer to an outstanding key is
+        ``-32602`` and nothing of the update is applied."""
+        accepted: list[tuple[str, dict[str, Any]]] = []
+        for key, response in responses.items():
+            request = self.pending.get(key)
+            if request is not None:
+                accepted.append((key, check_response(request["method"], response)))
+        for key, response in accepted:
+            channel = self._answers.pop(key, None)
+            self.pending.pop(key, None)
+            if channel is not None:
+                channel.send_nowait(response)
+
+
+@final
+class TaskStore:
+    """The task table of one server; see the module doc.
+
+    Args:
+      max_tasks: bound on tasks held at once (:data:`DEFAULT_MAX_TASKS`).
+      ttl: seconds each task lives from creation (:data:`DEFAULT_TASK_TTL`); ``None``
+        keeps tasks until the server stops (not advised: the table fills).
+      poll_interval: seconds between polls asked of clients (:data:`DEFAULT_POLL_INTERVAL`).
+      owner: maps a request to its principal, binding each task to its creator.
+      wallclock: Unix seconds for ``createdAt``/``lastUpdatedAt`` (tests pass a fake);
+        TTLs run on Trio's clock.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_tasks: int = DEFAULT_MAX_TASKS,
+        ttl: float | None = DEFAULT_TASK_TTL,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
+        owner: OwnerOf | None = None,
+        wallclock: Callable[[], float] = time.time,
+    ) -> None:
+        if max_tasks < 1:
+            raise ValueError("max_tasks must be at least 1")
+        if (ttl is not None and ttl <= 0) or poll_interval <= 0:
+            raise ValueError("ttl and poll_interval must be positive")
+        self.max_tasks = max_tasks
+        self.ttl = ttl
+        self.poll_interval = poll_interval
+        self.owner = owner
+        self.wallclock = wallclock
+        #: Called with each record whose status changed (status notifications).
+        self.on_change: Callable[[TaskRecord], None] | None = None
+        self._records: dict[str, TaskRecord] = {}
+        self._nurseries: list[trio.Nursery] = []
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @property
+    def running(self) -> bool:
+        """Whether some :meth:`run` is serving tasks."""
+        return bool(self._nurseries)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve tasks until cancelled; the tasks started here end with it.
+
+        Several may run at once (a server on two transports): new tasks go to the most
+        recent one still running.
+        """
+        async with trio.open_nursery() as nursery:
+            self._nurseries.append(nursery)
+            try:
+                task_status.started()
+                await trio.sleep_forever()
+            finally:
+                self._nurseries.remove(nursery)
+
+    def changed(self, record: TaskRecord) -> None:
+        if self.on_change is not None and self._records.get(record.task_id) is record:
+            self.on_change(record)
+
+    # -- the table --------------------------------------------------------------------
+    def create(self, ctx: HandlerContext) -> TaskRecord:
+        """A new record for a task created by ``ctx``'s request, in the table at once
+        (so a ``tasks/get`` resolves as soon as the client learns the id)."""
+        if len(self._records) >= self.max_tasks:
+            raise McpError(
+                INVALID_REQUEST,
+                f"Invalid Request: at most {self.max_tasks} tasks at once; try again later",
+            )
+        owner = self.owner(ctx) if self.owner is not None else None
+        record = TaskRecord(self, owner, self.ttl, self.poll_interval)
+        self._records[record.task_id] = record
+        return record
+
+    def find(self, ctx: HandlerContext, task_id: object) -> TaskRecord:
+        """The record ``ctx``'s request may see under ``task_id``; ``-32602`` otherwise."""
+        if not isinstance(task_id, str):
+            raise McpError(INVALID_PARAMS, "Invalid params: taskId must be a string")
+        record = self._records.get(task_id)
+        if record is None or (
+            self.owner is not None and record.owner != self.owner(ctx)
+        ):  # another principal's task is reported exactly like an unknown one
+            raise McpError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
+        return record
+
+    def spawn(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Start ``fn`` in the server-level nursery (``-32603`` if none runs)."""
+        if not self._nurseries:
+            raise McpError(INTERNAL_ERROR, "Internal error: tasks are not being served")
+        self._nurseries[-1].start_soon(fn)
+
+    def forget(self, record: TaskRecord) -> None:
+        if self._records.get(record.task_id) is record:
+            del self._records[record.task_id]

@@ -1,0 +1,220 @@
+"""The tasks extension ``io.modelcontextprotocol/tasks`` (SEP-2663) on the server.
+
+A tool opts in at registration: ``@server.tool(task_support="optional")`` (the server
+runs it as a task whenever the request declared the extension, else synchronously) or
+``"required"`` (a request that did not declare it gets ``-32021`` with
+``requiredCapabilities.extensions``, before the tool runs). The body is the same in
+every case; see :mod:`._task_job` for how it runs and when the task begins.
+
+Negotiation is per request: only a stateless-era request whose own
+``clientCapabilities`` list the extension gets a ``CreateTaskResult`` or may use
+``tasks/get``, ``tasks/update`` and ``tasks/cancel`` (others: ``-32021``). A handshake
+-era session (2025-11-25 included) never gets tasks: task-capable tools run
+synchronously there, ``"required"`` ones are refused, and the ``tasks/*`` methods are
+``-32601`` (the 2025-11-25 core tasks are a different protocol, not served).
+
+* ``tasks/get`` answers the ``DetailedTask`` of the current status;
+* ``tasks/update`` delivers ``inputResponses`` to outstanding input requests (others
+  ignored) and acknowledges;
+* ``tasks/cancel`` cancels exactly that task's work scope and acknowledges; a task that
+  already ended keeps its outcome (cancellation is cooperative and the ack idempotent);
+* an unknown id, an expired task or another principal's task: ``-32602``.
+
+Status changes are pushed as ``notifications/tasks`` to ``subscriptions/listen`` streams
+that asked for the task's id in ``notifications.taskIds`` (asking without the extension
+is ``-32021``); the acknowledgement lists the ids agreed to.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any, Final, final
+
+from trimcp.dispatch import McpError
+from trimcp.nursery import HandlerContext, SessionState
+from trimcp.protocol import TASK_RESULT_TYPE, TASKS_EXTENSION, TaskSupport
+from trimcp.wire import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+
+from ._context import CapabilityError, ToolContext
+from ._task_job import TaskJob
+from ._task_store import TaskRecord, TaskStore
+from ._tools import ToolRegistry
+
+__all__ = ["MAX_LISTEN_TASK_IDS", "TaskHandoff", "TaskRunner"]
+
+logger = logging.getLogger("trimcp.server.tasks")
+
+MAX_LISTEN_TASK_IDS: Final = 256
+"""Task ids one ``subscriptions/listen`` may ask status notifications for."""
+
+TaskHandoff = str
+"""``"start"`` (the task begins before the body runs) or ``"explicit"``
+(at ``await ctx.begin_task()``)."""
+
+_REQUIRED: Final[dict[str, Any]] = {"extensions": {TASKS_EXTENSION: {}}}
+
+Route = tuple[Callable[[HandlerContext, Any], Awaitable[Any]], None]
+
+
+def _declared(state: SessionState) -> bool:
+    extensions = state.client_capabilities.extensions
+    return state.stateless and isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+
+
+def _missing(state: SessionState) -> CapabilityError:
+    return CapabilityError(TASKS_EXTENSION, stateless=state.stateless, required=_REQUIRED)
+
+
+@final
+class TaskRunner:
+    """Task-capable tools and the ``tasks/*`` methods of one server (module doc)."""
+
+    def __init__(
+        self,
+        tools: ToolRegistry,
+        store: TaskStore,
+        publish: Callable[[str, dict[str, Any]], None],
+    ) -> None:
+        self.tools = tools
+        self.store = store
+        self._support: dict[str, tuple[TaskSupport, TaskHandoff]] = {}
+        self._publish = publish
+        store.on_change = self._changed
+
+    def set_support(self, name: str, support: TaskSupport, handoff: TaskHandoff) -> None:
+        """Record how tool ``name`` runs as a task (``"forbidden"``: never)."""
+        if support not in ("forbidden", "optional", "required"):
+            raise ValueError(f"task_support must be forbidden, optional or required: {support!r}")
+        if handoff not in ("start", "explicit"):
+            raise ValueError(f"task_handoff must be 'start' or 'explicit': {handoff!r}")
+        if support == "forbidden":
+            self._support.pop(name, None)
+        else:
+            self._support[name] = (support, handoff)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether some registered tool can run as a task (then the extension is declared)."""
+        return any(name in self.tools for name in self._support)
+
+    def advertise(self, capabilities: dict[str, Any]) -> dict[str, Any]:
+        """``server/discover`` capabilities with the extension added when enabled."""
+        if not self.enabled:
+            return capabilities
+        extensions = dict(capabilities.get("extensions") or {})
+        extensions[TASKS_EXTENSION] = {}
+        return {**capabilities, "extensions": extensions}
+
+    # -- tools/call ----------------------------------------------------------------------
+    def handles(self, params: Any) -> bool:
+        """Whether this ``tools/call`` names a task-capable tool."""
+        if not isinstance(params, dict):
+            return False
+        name = params.get("name")
+        return name in self._support and name in self.tools  # a removed tool is unknown
+
+    async def call_tool(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        """Answer a ``tools/call`` of a task-capable tool: synchronously, or as a task."""
+        support, handoff = self._support[params["name"]]
+        state = ctx.session
+        if not _declared(state) or (support == "optional" and not self.store.running):
+            if support == "required":
+                raise _missing(state) if not _declared(state) else _not_served()
+            return await self.tools.call(ToolContext(ctx), params)
+        if not self.store.running:
+            raise _not_served()
+        job = TaskJob(self.store, ctx)
+        work = partial(_call, self.tools, params)
+        if handoff == "start":
+            job.hand_off()
+        self.store.spawn(partial(job.drive, work))
+        try:
+            await job.decided.wait()
+        finally:
+            if job.record is None:  # the request ended first: so does its work
+                job.scope.cancel()
+        kind, value = job.outcome
+        if kind == "task":
+            record: TaskRecord = value
+            return {**record.task(), "resultType": TASK_RESULT_TYPE}
+        if kind == "error":
+            raise value
+        result: dict[str, Any] = value
+        return result
+
+    # -- tasks/* -------------------------------------------------------------------------
+    def routes(self) -> dict[str, Route]:
+        """The extension's methods, for the server's method table."""
+        return {
+            "tasks/get": (self._get, None),
+            "tasks/update": (self._update, None),
+            "tasks/cancel": (self._cancel, None),
+        }
+
+    def _find(self, ctx: HandlerContext, params: Any) -> TaskRecord:
+        state = ctx.session
+        if not state.stateless:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+        if not _declared(state):
+            raise _missing(state)
+        if not isinstance(params, dict):
+            raise McpError(INVALID_PARAMS, "Invalid params: taskId is required")
+        return self.store.find(ctx, params.get("taskId"))
+
+    async def _get(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
+        return self._find(ctx, params).detailed()
+
+    async def _update(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
+        record = self._find(ctx, params)
+        responses = params.get("inputResponses")
+        if not isinstance(responses, dict):
+            raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+        if not record.terminal:
+            record.answer(responses)
+        return {}
+
+    async def _cancel(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
+        record = self._find(ctx, params)
+        if not record.terminal:
+            record.scope.cancel()
+        return {}
+
+    # -- status notifications ----------------------------------------------------------------
+    def listen_params(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        """``subscriptions/listen`` params with ``taskIds`` cut to the ids agreed to:
+        tasks this request may see. Asking without the extension is ``-32021``."""
+        filter_ = params.get("notifications")
+        if not isinstance(filter_, dict) or "taskIds" not in filter_:
+            return params
+        ids = filter_["taskIds"]
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise McpError(INVALID_PARAMS, "Invalid params: taskIds must be a list of strings")
+        if len(ids) > MAX_LISTEN_TASK_IDS:
+            raise McpError(INVALID_PARAMS, f"Invalid params: at most {MAX_LISTEN_TASK_IDS} taskIds")
+        if not _declared(ctx.session):
+            raise _missing(ctx.session)
+        agreed: list[str] = []
+        for task_id in dict.fromkeys(ids):
+            try:
+                self.store.find(ctx, task_id)
+            except McpError:
+                continue
+            agreed.append(task_id)
+        return {**params, "notifications": {**filter_, "taskIds": agreed}}
+
+    def _changed(self, record: TaskRecord) -> None:
+        self._publish("notifications/tasks", record.detailed())
+
+
+async def _call(tools: ToolRegistry, params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    return await tools.call(ctx, params)
+
+
+def _not_served() -> McpError:
+    return McpError(
+        INTERNAL_ERROR,
+        "Internal error: tasks are not being served (run the server with serve_http, "
+        "serve_stdio or serve_websocket, or start server.tasks.run)",
+    )
