@@ -54,6 +54,8 @@ class BrokenServer:
                     line, buffer = buffer.split(b"\n", 1)
                     if not await self.line(stream, line):
                         return
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return  # the peer hung up
         finally:
             done.set()
 
@@ -72,6 +74,10 @@ class BrokenServer:
                 {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse"}},
             )
             return True
+        if isinstance(message, dict) and "method" in message and not self.well_formed(message):
+            error = {"code": -32600, "message": "invalid"}
+            await self.write(stream, {"jsonrpc": "2.0", "id": None, "error": error})
+            return True
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
             if isinstance(message, dict) and ("result" in message or "error" in message):
                 return True
@@ -83,6 +89,13 @@ class BrokenServer:
             return True
         await self.request(stream, message)
         return True
+
+    @staticmethod
+    def well_formed(message: dict[str, Any]) -> bool:
+        request_id = message.get("id", 0)
+        good_id = isinstance(request_id, str | int) and not isinstance(request_id, bool)
+        params_ok = isinstance(message.get("params", {}), dict)
+        return message.get("jsonrpc") == "2.0" and good_id and params_ok
 
     async def notification(self, stream: Any, message: dict[str, Any]) -> None:
         if message["method"] == "notifications/cancelled":

@@ -2,8 +2,9 @@
 
 In memory (virtual clock), over stdio (``trimcp serve`` as a child process) and over
 Streamable HTTP on 127.0.0.1. The budget is small by default so CI stays fast; set
-``TRIMCP_CONFORM_EXAMPLES=<n>`` for a longer run. Every replay file in ``replays/``
-(a failure found once, and fixed) is re-run as a regression test on every transport.
+``TRIMCP_CONFORM_EXAMPLES=<n>`` for a longer run. Every replay file in ``replays/`` (a
+failure found once, in trimcp or in another server) is re-run against trimcp as a
+regression test, in memory and over HTTP.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .conform_server import server
 
 HERE = Path(__file__).parent
 SERVER_FILE = HERE / "conform_server.py"
-REPLAYS = sorted((HERE / "replays").glob("*.json"))
+REPLAYS = sorted((HERE / "replays").glob("*.json"))  # failures seen, here or elsewhere
 LONG = int(os.environ.get("TRIMCP_CONFORM_EXAMPLES", "0") or 0)
 #: (examples, steps) per transport: stdio starts a process per session, so it gets fewer.
 BUDGET = {"memory": (LONG or 25, 15), "stdio": (LONG or 2, 6), "http": (LONG or 8, 12)}

@@ -77,7 +77,7 @@ class Expect:
         )
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Frame:
     """Exact bytes to send (without the NDJSON newline), a label, and the expectation."""
 
@@ -102,6 +102,12 @@ class Frame:
         else:
             data = base64.b64decode(value["base64"])
         return cls(data, value["kind"], Expect.from_json(value["expect"]), value.get("note", ""))
+
+    def __repr__(self) -> str:  # short: frames can be megabytes
+        return f"Frame({self.describe()!r}, {self.expect!r})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # Hypothesis' printer
+        printer.text(repr(self))
 
     def describe(self) -> str:
         text = self.data.decode("utf-8", "backslashreplace")

@@ -185,6 +185,7 @@ def _cached_frames(revision: str, max_size: int) -> st.SearchStrategy[Frame]:
     first, second = _FIRST, _SECOND
     base = client_requests(revision, request_id=first, exclude=_NOT_MUTATED)
     sizes = [s for s in (4096, 65536, 1 << 20, 4 << 20) if s <= max_size] or [max_size]
+    depths = [d for d in (32, 600, 5000, 100_000) if 2 * d + 100 <= max_size] or [8]
 
     @st.composite
     def mutated(draw: st.DrawFn) -> Frame:
@@ -220,6 +221,6 @@ def _cached_frames(revision: str, max_size: int) -> st.SearchStrategy[Frame]:
         _garbage(),
         stray,
         unknown,
-        st.sampled_from([32, 600, 5000, 100_000]).map(lambda d: _deep(d, first)),
+        st.sampled_from(depths).map(lambda d: _deep(d, first)),
         st.sampled_from(sizes).map(lambda s: _oversized(s, first)),
     )

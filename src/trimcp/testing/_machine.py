@@ -12,11 +12,15 @@ actions that still breaks the same property, and the :class:`Recorder` keeps it.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import json
+import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 import attrs
+import trio
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
@@ -31,7 +35,7 @@ from ._schemas import HANDSHAKE_REVISIONS
 from ._session import LIST_CAPABILITY, Options, Session
 from ._violations import Violation
 
-__all__ = ["Failure", "Recorder", "machine_for"]
+__all__ = ["Failure", "OutOfTime", "Recorder", "machine_for"]
 
 
 @attrs.define
@@ -43,27 +47,51 @@ class Failure:
     steps: list[dict[str, Any]]
 
 
+class OutOfTime(KeyboardInterrupt):
+    """The time budget is spent: stops Hypothesis at once (it never shrinks past this)."""
+
+
+def _size(steps: list[dict[str, Any]]) -> tuple[int, int]:
+    return len(steps), len(json.dumps(steps))
+
+
 @attrs.define
 class Recorder:
-    """Counts examples and keeps the latest (so, after shrinking, the shortest) failures."""
+    """Counts examples and keeps the smallest failing steps seen for each property.
+
+    ``deadline`` (monotonic seconds) ends the run when reached; ``shrink_seconds`` bounds
+    the time spent shrinking after the first failure (each example may start a process).
+    """
 
     on_example: Callable[[int], None] | None = None
+    deadline: float | None = None
+    shrink_seconds: float = 120.0
     examples: int = 0
     failures: dict[str, Failure] = attrs.Factory(dict)
+    first_failure: float | None = None
 
     def started(self) -> None:
+        now = time.monotonic()
+        if self.deadline is not None and now >= self.deadline:
+            raise OutOfTime
+        if self.first_failure is not None and now - self.first_failure >= self.shrink_seconds:
+            raise OutOfTime
         self.examples += 1
         if self.on_example is not None:
             self.on_example(self.examples)
 
     def finished(self, steps: list[dict[str, Any]], error: BaseException | None) -> None:
-        if error is None:
+        if error is None or isinstance(error, OutOfTime):
             return
         name = error.property if isinstance(error, Violation) else "harness"
         detail = (
             error.detail if isinstance(error, Violation) else f"{type(error).__name__}: {error}"
         )
-        self.failures[name] = Failure(name, detail, copy.deepcopy(steps))
+        if self.first_failure is None:
+            self.first_failure = time.monotonic()
+        best = self.failures.get(name)
+        if best is None or _size(steps) <= _size(best.steps):
+            self.failures[name] = Failure(name, detail, copy.deepcopy(steps))
 
 
 def _capabilities(version: str) -> st.SearchStrategy[dict[str, Any]]:
@@ -239,6 +267,8 @@ def machine_for(  # noqa: C901 - the rules are methods of one class defined here
                 if self.failed is None and self.session.connection is not None:
                     self.do({"op": "close"})
             finally:
+                with contextlib.suppress(Exception, trio.Cancelled):  # a crashed run
+                    self.loop.call(self.session.abort, limit=30)
                 self.loop.stop()
                 self.session.kill_children()
                 recorder.finished(self.session.trace, self.failed)

@@ -9,6 +9,7 @@ the same or another target.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import trio
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
@@ -23,7 +25,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from ._actions import perform
 from ._inbox import Target
 from ._loop import LoopThread
-from ._machine import Failure, Recorder, machine_for
+from ._machine import Failure, OutOfTime, Recorder, machine_for
 from ._schemas import HANDSHAKE_REVISIONS
 from ._session import Options, Session
 from ._violations import Violation
@@ -58,13 +60,23 @@ def run_conformance(
     options: Options | None = None,
     versions: Sequence[str] = HANDSHAKE_REVISIONS,
     shrink: bool = True,
+    shrink_seconds: float = 120.0,
     on_example: Callable[[int], None] | None = None,
 ) -> Report:
-    """Run the machine against ``target``; stop at the first failing batch."""
+    """Run the machine against ``target``; stop at the first failing batch.
+
+    ``max_seconds`` bounds the whole run (shrinking included); ``shrink_seconds`` the
+    time spent shrinking after the first failure. When time runs out, failures are
+    reported with the smallest steps found so far.
+    """
     options = options or Options()
-    recorder = Recorder(on_example=on_example)
-    machine = machine_for(target, options, recorder, tuple(versions))
     started = time.monotonic()
+    recorder = Recorder(
+        on_example=on_example,
+        deadline=None if max_seconds is None else started + max_seconds,
+        shrink_seconds=shrink_seconds,
+    )
+    machine = machine_for(target, options, recorder, tuple(versions))
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
     error: BaseException | None = None
     while recorder.examples < max_examples:
@@ -82,6 +94,8 @@ def run_conformance(
         )
         try:
             run_state_machine_as_test(machine, settings=config)
+        except OutOfTime:
+            break
         except (AssertionError, HypothesisException, BaseExceptionGroup) as exc:
             error = exc
             break
@@ -130,6 +144,8 @@ def replay(
     except Violation as exc:
         return exc
     finally:
+        with contextlib.suppress(Exception, trio.Cancelled):  # a crashed run: nothing to end
+            loop.call(session.abort, limit=30)
         loop.stop()
         session.kill_children()
     return None

@@ -112,14 +112,26 @@ class Session:
         if self.failure is not None:
             raise self.failure
 
+    async def abort(self) -> None:
+        """End every connection at once (after a failure): kill children, close pipes."""
+        for connection in self.opened:
+            abort = getattr(connection, "abort", None)
+            if abort is not None:
+                await abort()
+
     def kill_children(self) -> None:
-        """Kill any child process still running (after the loop has stopped)."""
+        """Kill any child process still running (last resort, after the loop stopped)."""
         for connection in self.opened:
             process = getattr(connection, "process", None)
-            if process is not None and process.returncode is None:
+            if process is None:
+                continue
+            if process.returncode is None:
                 process.kill()
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(process.pid, 0)
+            for pipe in (process.stdin, process.stdout, process.stderr):
+                with contextlib.suppress(Exception):
+                    pipe.close()
 
     def _changed_now(self) -> None:
         self._changed.set()

@@ -61,6 +61,10 @@ class _MemoryConnection:
     def negotiated(self, version: str) -> None:
         return None
 
+    async def abort(self) -> None:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await self._stream.aclose()
+
     def dead(self) -> str | None:
         if self.served.is_set():
             return "the server ended the session"
@@ -137,21 +141,31 @@ class _StdioConnection:
 
     async def close(self) -> str | None:
         assert self.process.stdin is not None
+        problem = None
         with trio.CancelScope(shield=True):
             await self.process.stdin.aclose()
-            with trio.move_on_after(5):
+            with trio.move_on_after(5) as waiting:
                 await self.process.wait()
-                return None
-            self.process.kill()
+            if waiting.cancelled_caught:
+                problem = "the server did not exit within 5 s of its stdin closing"
+                self.process.kill()
             await self.process.wait()
-        return "the server did not exit within 5 s of its stdin closing"
+            await self._close_pipes()
+        return problem
 
-    async def kill(self) -> None:
+    async def _close_pipes(self) -> None:
+        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                    await pipe.aclose()
+
+    async def abort(self) -> None:
         """End the process at once (teardown after a failure)."""
         if self.process.returncode is None:
             self.process.kill()
         with trio.CancelScope(shield=True):
             await self.process.wait()
+            await self._close_pipes()
 
 
 class StdioTarget:
