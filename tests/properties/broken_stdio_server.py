@@ -1,4 +1,7 @@
-"""A stdio MCP server that exits on the first line that is not JSON (for CLI tests).
+"""A stdio MCP server that exits on a string request id, or a line that is not JSON.
+
+A realistic defect (servers that assume integer ids), and one the machine meets at once:
+its pings use string ids. Used by the CLI tests.
 
 Otherwise it answers ``initialize``, ``ping`` and ``tools/list`` and refuses the rest
 with -32601, which is enough to pass every other check the machine makes.
@@ -30,6 +33,8 @@ def main() -> None:
             reply({"jsonrpc": "2.0", "id": None, "error": error})
             continue
         request_id, method = message["id"], message["method"]
+        if isinstance(request_id, str):
+            sys.exit(4)  # the defect: only integer ids were expected
         if not isinstance(request_id, str | int) or isinstance(request_id, bool):
             reply({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "bad id"}})
         elif method == "initialize":

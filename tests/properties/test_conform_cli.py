@@ -30,7 +30,7 @@ def test_a_failure_exits_1_with_a_replay_that_reproduces_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "replays"
-    args = ["conform", "--max-examples", "30", "--steps", "5", "--out", str(out)]
+    args = ["conform", "--max-examples", "5", "--steps", "5", "--out", str(out)]
     assert main([*args, "--", *BROKEN]) == 1
     printed = capsys.readouterr().out
     assert "FAILED session-survives" in printed

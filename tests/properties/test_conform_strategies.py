@@ -42,7 +42,7 @@ ALL_DEFINITIONS = [(r, name) for r in (*REVISIONS, "ext-tasks") for name in defi
 def test_every_definition_draws_valid_values(revision: str) -> None:
     names = sorted(definitions(revision))
 
-    @settings(max_examples=len(names) * 3, deadline=None, database=None)
+    @settings(max_examples=len(names), deadline=None, database=None)
     @given(st.data())
     def check(data: st.DataObject) -> None:
         name = data.draw(st.sampled_from(names), label="definition")

@@ -14,8 +14,10 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 from trimcp.testing import (
     HttpTarget,
@@ -25,6 +27,7 @@ from trimcp.testing import (
     load_replay,
     replay,
     run_conformance,
+    sessions,
 )
 
 from .conform_server import server
@@ -61,6 +64,12 @@ def make_target(kind: str, url: str | None) -> Target:
         return StdioTarget(SERVE)
     assert url is not None
     return HttpTarget(url)
+
+
+@settings(max_examples=LONG or 8, deadline=None, database=None)
+@given(sessions(max_steps=8))
+def test_drawn_sessions_replay_cleanly_in_memory(steps: list[dict[str, Any]]) -> None:
+    assert replay(MemoryTarget(server), steps) is None
 
 
 @pytest.mark.parametrize("kind", ["memory", "stdio", "http"])
