@@ -127,3 +127,9 @@ def test_a_conforming_server_passes_the_machine() -> None:
     report = run_conformance(BrokenTarget(None), max_examples=15, steps=12)
     assert report.ok, report.failures
     assert report.examples >= 15
+
+
+def test_the_time_budget_ends_the_run() -> None:
+    report = run_conformance(BrokenTarget(None), max_examples=100_000, max_seconds=1, steps=3)
+    assert report.ok
+    assert 0 < report.examples < 100_000
