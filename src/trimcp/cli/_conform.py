@@ -115,7 +115,9 @@ def run(args: argparse.Namespace) -> int:
         testing.write_replay(failure, path, report.target, options)
         print(f"\nFAILED {failure.property}: {testing.PROPERTIES.get(failure.property, '')}")
         print(f"  {failure.detail}")
-        print(f"  reproduced by {len(failure.steps)} steps (replay: {path}):")
+        count = len(failure.steps)
+        print(f"  reproduced by {count} step{'s' * (count != 1)}, each followed by a ping")
+        print(f"  (replay: trimcp conform --replay {path} ...):")
         for step in failure.steps:
             print("   ", _describe(step))
     if report.ok:
