@@ -133,3 +133,11 @@ def test_the_time_budget_ends_the_run() -> None:
     report = run_conformance(BrokenTarget(None), max_examples=100_000, max_seconds=1, steps=3)
     assert report.ok
     assert 0 < report.examples < 100_000
+
+
+def test_an_ignored_property_is_not_reported() -> None:
+    steps, prop = CASES["wrong-code"]
+    assert replay(BrokenTarget("wrong-code"), steps, Options(ignore=(prop,))) is None
+    steps, prop = CASES["silent"]  # an unanswered call is reported once, then let go
+    steps = [*steps, ping(1), ping(2)]
+    assert replay(BrokenTarget("silent"), steps, Options(ignore=(prop,))) is None

@@ -48,6 +48,13 @@ def add_parser(commands: Any) -> None:
     conform.add_argument("--skip-tool", action="append", default=[], metavar="NAME")
     conform.add_argument("--no-call-tools", action="store_true", help="call no tools")
     conform.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="PROPERTY",
+        help="do not report this property (to look past a known failure)",
+    )
+    conform.add_argument(
         "--revision", action="append", metavar="VERSION", help="revisions to negotiate (all)"
     )
     conform.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND... (stdio)")
@@ -86,7 +93,11 @@ def run(args: argparse.Namespace) -> int:
         response_timeout=args.timeout,
         skip_tools=tuple(args.skip_tool),
         call_tools=not args.no_call_tools,
+        ignore=tuple(args.ignore),
     )
+    unknown_properties = set(options.ignore) - set(testing.PROPERTIES)
+    if unknown_properties:
+        return _fail(f"unknown properties {sorted(unknown_properties)}")
     if args.replay is not None:
         return _replay(testing, target, args.replay, options)
     versions = tuple(args.revision or testing.HANDSHAKE_REVISIONS)

@@ -23,7 +23,7 @@ import trio
 from ._checker import Checker, parse
 from ._frames import INVALID_PARAMS, Expect, Frame, dumps
 from ._session import LIST_CAPABILITY, LIST_KEYS, Session
-from ._violations import violation
+from ._violations import Violation, violation
 
 __all__ = ["perform"]
 
@@ -142,8 +142,20 @@ async def _close(session: Session) -> None:
 
 
 async def perform(session: Session, action: dict[str, Any]) -> None:
-    """Run one action, then the barrier (unless it closed the connection)."""
+    """Run one action, then the barrier (unless it closed the connection).
+
+    A violation of a property in ``session.options.ignore`` ends the step quietly.
+    """
     session.trace.append(action)
+    try:
+        await _perform(session, action)
+    except Violation as exc:
+        if exc.property not in session.options.ignore:
+            raise
+        session.failure = None
+
+
+async def _perform(session: Session, action: dict[str, Any]) -> None:
     op = action["op"]
     if op == "open":
         await _open(session, action)

@@ -54,6 +54,7 @@ class Pending:
     last_progress: float | None = None
     progress_seen: int = 0
     value: Any = None
+    overdue: bool = False
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -142,7 +143,7 @@ class Checker:
     def settled(self) -> bool:
         """Every request that is owed an answer (and not cancelled) has one."""
         return all(
-            p.answers > 0
+            p.answers > 0 or p.overdue
             for p in self.pending.values()
             if p.frame.expect.count == "one" and p.cancelled_epoch is None
         )
@@ -150,7 +151,8 @@ class Checker:
     def overdue(self, now: float, timeout: float) -> None:
         for p in self.pending.values():
             owed = p.frame.expect.count == "one" and p.cancelled_epoch is None
-            if owed and p.answers == 0 and now - p.sent_at >= timeout:
+            if owed and p.answers == 0 and not p.overdue and now - p.sent_at >= timeout:
+                p.overdue = True  # reported once
                 raise violation(
                     "one-response", f"no response within {timeout:g} s to {p.frame.describe()}"
                 )
