@@ -39,6 +39,7 @@ class BrokenServer:
         self.defect = defect
         self.running: dict[Any, Any] = {}  # call id -> progress token (ignores-cancel)
         self.step = 10
+        self.waiting: Any = None  # the call waiting for its sampling answer
 
     async def serve(self, stream: Any, done: trio.Event) -> None:
         buffer = b""
@@ -80,6 +81,10 @@ class BrokenServer:
             return True
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
             if isinstance(message, dict) and ("result" in message or "error" in message):
+                if message.get("id") == "s1" and self.waiting is not None:
+                    # The sampling answer came: finish the call that asked for it.
+                    call, self.waiting = self.waiting, None
+                    await self.reply(stream, call, {"content": [{"type": "text", "text": "ok"}]})
                 return True
             error = {"code": -32600, "message": "invalid"}
             await self.write(stream, {"jsonrpc": "2.0", "id": None, "error": error})
@@ -171,6 +176,8 @@ class BrokenServer:
                     "params": sampling,
                 },
             )
+            self.waiting = request_id
+            return  # answered once the peer answers the sampling request
         if token is not None:
             values = [3, 2, 1] if self.defect == "progress-decreases" else [1, 2, 3]
             for value in values:

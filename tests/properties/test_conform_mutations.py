@@ -141,3 +141,11 @@ def test_an_ignored_property_is_not_reported() -> None:
     steps, prop = CASES["silent"]  # an unanswered call is reported once, then let go
     steps = [*steps, ping(1), ping(2)]
     assert replay(BrokenTarget("silent"), steps, Options(ignore=(prop,))) is None
+
+
+def test_a_request_that_breaks_a_rule_is_still_answered() -> None:
+    # The broken server finishes the call only once its (forbidden) sampling request is
+    # answered: with the capability check ignored, the peer must still answer it.
+    steps, prop = CASES["sampling-without-capability"]
+    options = Options(ignore=(prop,))
+    assert replay(BrokenTarget("sampling-without-capability"), steps, options) is None

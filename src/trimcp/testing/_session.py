@@ -11,6 +11,7 @@ reverse requests, and keeps the first violation for the step to raise.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 from collections.abc import Callable
@@ -83,6 +84,20 @@ def reverse_answer(method: str, request_id: Id, policy: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
+def _request_in(raw: bytes) -> tuple[Id, str] | None:
+    """``(id, method)`` when ``raw`` is a request that can be answered at all."""
+    try:
+        value = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("method"), str):
+        return None
+    request_id = value.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return None
+    return request_id, value["method"]
+
+
 class Session:
     """One connection and its checker; every action goes through :meth:`run`."""
 
@@ -150,7 +165,9 @@ class Session:
                 except Violation as exc:
                     if exc.property not in self.options.ignore:
                         self.failure = self.failure or exc
-                    continue
+                    # A request that broke a rule is still answered, so the server is
+                    # never left waiting because of the peer (what follows stays honest).
+                    reverse = _request_in(item.raw)
                 if reverse is not None:
                     answer = reverse_answer(reverse[1], reverse[0], self.answers)
                     checker.answered(reverse[0])
