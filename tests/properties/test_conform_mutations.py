@@ -149,3 +149,17 @@ def test_a_request_that_breaks_a_rule_is_still_answered() -> None:
     steps, prop = CASES["sampling-without-capability"]
     options = Options(ignore=(prop,))
     assert replay(BrokenTarget("sampling-without-capability"), steps, options) is None
+
+
+def test_a_server_request_that_broke_a_rule_may_still_be_cancelled() -> None:
+    checker = Checker(VERSION, {})
+    checker.initialized = True
+    request = {"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage"}
+    sampling = dumps({**request, "params": {"messages": [], "maxTokens": 5}})
+    with pytest.raises(AssertionError, match=r"\[capabilities\]"):
+        checker.receive(Inbound(sampling))
+    cancel = {"method": "notifications/cancelled", "params": {"requestId": 1}}
+    checker.receive(Inbound(dumps({"jsonrpc": "2.0", **cancel})))  # known: no violation
+    cancel_other = {"method": "notifications/cancelled", "params": {"requestId": 2}}
+    with pytest.raises(AssertionError, match=r"\[ids\]"):
+        checker.receive(Inbound(dumps({"jsonrpc": "2.0", **cancel_other})))

@@ -277,6 +277,12 @@ class Checker:
 
     def _server_request(self, value: Mapping[str, Any]) -> tuple[Id, str]:
         method, request_id = value["method"], value["id"]
+        # Registered first: a request that breaks a rule below is still answered (and may
+        # later be cancelled by the server), so it must be known.
+        if not valid_id(request_id) or request_id in self._reverse:
+            raise violation("ids", f"the server reused or mangled request id {request_id!r}")
+        self._reverse[request_id] = method
+        self._reverse_seen.add(request_id)
         table = method_table(self.version)
         if method not in table.server_requests:
             raise violation(
@@ -291,10 +297,6 @@ class Checker:
         needed = NEEDS_CLIENT.get(method)
         if needed is not None and needed not in self.client_capabilities:
             raise violation("capabilities", f"{method} without the client's {needed} capability")
-        if not valid_id(request_id) or request_id in self._reverse:
-            raise violation("ids", f"the server reused or mangled request id {request_id!r}")
-        self._reverse[request_id] = method
-        self._reverse_seen.add(request_id)
         return request_id, method
 
     def answered(self, request_id: Id) -> None:
