@@ -20,6 +20,7 @@ import trio
 
 from trimcp.server import Server, serve_stdio, serve_websocket
 
+from ._conform import add_parser as add_conform_parser
 from ._loader import LoadError, load_server
 
 __all__ = ["build_parser", "main", "parse_host_port"]
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve MCP over WebSocket on ws://HOST:PORT/mcp instead of stdio",
     )
     serve.set_defaults(func=_cmd_serve)
+    add_conform_parser(commands)
     return parser
 
 

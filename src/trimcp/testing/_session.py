@@ -1,0 +1,239 @@
+"""Run one session's actions against a target, feeding everything through the Checker.
+
+An action is a small JSON object (``{"op": "send", "frame": {...}}``), so the list of
+actions a run performed *is* its replay file. After every action :meth:`Session.step`
+holds a barrier: a fresh ``ping`` is sent and the step waits until every request owed an
+answer has one (or its deadline passes), which also checks that the session survived.
+A background task drains the connection as messages arrive, answers the server's
+reverse requests, and keeps the first violation for the step to raise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import trio
+
+from ._checker import Checker
+from ._frames import Expect, Frame, dumps, expect_for
+from ._inbox import Connection, Target
+from ._schemas import HANDSHAKE_REVISIONS
+from ._violations import Violation, violation
+
+__all__ = ["Options", "Session", "reverse_answer"]
+
+Id = str | int
+LIST_KEYS = {
+    "tools/list": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+    "prompts/list": "prompts",
+}
+#: The server capability each list method belongs to.
+LIST_CAPABILITY = {
+    "tools/list": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resources",
+    "prompts/list": "prompts",
+}
+
+
+@attrs.frozen
+class Options:
+    """Budgets and switches of a conformance run.
+
+    ``response_timeout``: seconds a request may go unanswered. ``max_pages``: pages one
+    listing may take before it counts as endless. ``max_frame``: the largest frame sent
+    (the oversized frames stay under it). ``startup_timeout``: seconds ``initialize``
+    may take (a server process may be slow to start). ``skip_tools``: tools never called.
+    ``call_tools``: call the server's tools at all. ``ignore``: properties not to report
+    (to look past a known failure; the message that broke one is then only partly
+    checked).
+    """
+
+    response_timeout: float = 5.0
+    startup_timeout: float = 30.0
+    max_pages: int = 50
+    max_frame: int = 1 << 20
+    skip_tools: tuple[str, ...] = ()
+    call_tools: bool = True
+    ignore: tuple[str, ...] = ()
+
+
+def reverse_answer(method: str, request_id: Id, policy: str) -> dict[str, Any]:
+    """The peer's answer to a reverse request: a minimal valid result, or an error."""
+    results: dict[str, Any] = {
+        "ping": {},
+        "roots/list": {"roots": []},
+        "sampling/createMessage": {
+            "role": "assistant",
+            "content": {"type": "text", "text": "ok"},
+            "model": "conform",
+        },
+        "elicitation/create": {"action": "decline"},
+    }
+    if policy == "result" and method in results:
+        return {"jsonrpc": "2.0", "id": request_id, "result": results[method]}
+    error = {"code": -32603 if method in results else -32601, "message": "declined by the peer"}
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def _request_in(raw: bytes) -> tuple[Id, str] | None:
+    """``(id, method)`` when ``raw`` is a request that can be answered at all."""
+    try:
+        value = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("method"), str):
+        return None
+    request_id = value.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return None
+    return request_id, value["method"]
+
+
+class Session:
+    """One connection and its checker; every action goes through :meth:`run`."""
+
+    def __init__(self, target: Target, nursery: trio.Nursery, options: Options) -> None:
+        self.target = target
+        self.nursery = nursery
+        self.options = options
+        self.connection: Connection | None = None
+        self.checker = Checker(HANDSHAKE_REVISIONS[-1], {})
+        self.trace: list[dict[str, Any]] = []
+        self.tools: list[dict[str, Any]] = []
+        self.failure: Violation | None = None
+        self.answers = "result"
+        self._index = 0
+        self._ids = 0
+        self._changed = trio.Event()
+        self.opened: list[Connection] = []
+
+    # -- ids --------------------------------------------------------------------------
+    def fresh_id(self, text: bool = False) -> Id:
+        self._ids += 1
+        return f"c-{self._ids}" if text else self._ids
+
+    def fresh_token(self) -> str:
+        self._ids += 1
+        return f"progress-{self._ids}"
+
+    # -- plumbing ---------------------------------------------------------------------
+    def _raise(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+
+    async def abort(self) -> None:
+        """End every connection at once (after a failure): kill children, close pipes."""
+        for connection in self.opened:
+            abort = getattr(connection, "abort", None)
+            if abort is not None:
+                await abort()
+
+    def kill_children(self) -> None:
+        """Kill any child process still running (last resort, after the loop stopped)."""
+        for connection in self.opened:
+            process = getattr(connection, "process", None)
+            if process is None:
+                continue
+            if process.returncode is None:
+                process.kill()
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(process.pid, 0)
+            for pipe in (process.stdin, process.stdout, process.stderr):
+                with contextlib.suppress(Exception):
+                    pipe.close()
+
+    def _changed_now(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def drain(self, connection: Connection, checker: Checker) -> None:
+        """Check everything as it arrives; answer reverse requests; keep the first failure."""
+        while True:
+            items = connection.inbox.take()
+            for item in items:
+                try:
+                    reverse = checker.receive(item)
+                except Violation as exc:
+                    if exc.property not in self.options.ignore:
+                        self.failure = self.failure or exc
+                    # A request that broke a rule is still answered, so the server is
+                    # never left waiting because of the peer (what follows stays honest).
+                    reverse = _request_in(item.raw)
+                if reverse is not None:
+                    answer = reverse_answer(reverse[1], reverse[0], self.answers)
+                    checker.answered(reverse[0])
+                    await connection.send(dumps(answer), -1)
+            if connection.inbox.overflowed and self.failure is None:
+                self.failure = violation("one-response", "the server flooded the peer")
+            self._changed_now()
+            await connection.inbox.wait_until(connection.inbox.has_items, math.inf)
+
+    async def wait(self, ready: Callable[[], bool], deadline: float) -> None:
+        """Wait until ``ready()``, a failure, a dead connection or the deadline."""
+        connection = self.connection
+        assert connection is not None
+        while not (ready() or self.failure is not None or connection.dead() is not None):
+            now = trio.current_time()
+            if now >= deadline:
+                break
+            # Re-check at least every 50 ms: a dead process shows no inbox event.
+            with trio.move_on_at(min(deadline, now + 0.05)):
+                await self._changed.wait()
+        self._raise()
+
+    async def send(self, frame: Frame, token: Id | None = None) -> int:
+        assert self.connection is not None
+        self._index += 1
+        self.checker.sent(self._index, frame, trio.current_time(), token)
+        await self.connection.send(frame.data, self._index)
+        return self._index
+
+    async def answer_of(self, index: int, timeout: float | None = None) -> Any:
+        """Wait for the answer to frame ``index``; the response (``None`` if none came)."""
+        pending = self.checker.pending[index]
+        limit = self.options.response_timeout if timeout is None else timeout
+        await self.wait(lambda: pending.answers > 0, trio.current_time() + limit)
+        return pending.value
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, timeout: float | None = None
+    ) -> tuple[int, Any]:
+        """Send a well-formed request; return its index and response (``None`` if none)."""
+        request_id = self.fresh_id()
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        frame = Frame(dumps(message), "valid", expect_for(self.checker.version, message))
+        index = await self.send(frame)
+        if timeout is not None:  # started late (a process starting up): not overdue yet
+            self.checker.pending[index].sent_at += timeout - self.options.response_timeout
+        return index, await self.answer_of(index, timeout)
+
+    async def barrier(self) -> None:
+        """Ping, then wait until everything owed is answered; check the session lives."""
+        connection = self.connection
+        assert connection is not None
+        request_id = self.fresh_id(text=True)
+        message = {"jsonrpc": "2.0", "id": request_id, "method": "ping"}
+        ping = Frame(dumps(message), "barrier", Expect("one", (request_id,), method="ping"))
+        index = await self.send(ping)
+        timeout = self.options.response_timeout
+        await self.wait(self.checker.settled, trio.current_time() + timeout)
+        if self.checker.pending[index].answers == 0:
+            dead = connection.dead()
+            reason = f" ({dead})" if dead else ""
+            raise violation(
+                "session-survives", f"the ping after the last step was not answered{reason}"
+            )
+        self.checker.overdue(trio.current_time(), timeout)
+        self.checker.barrier()
+        self._raise()
