@@ -20,6 +20,7 @@ import trio
 
 from trimcp.server import Server, serve_stdio
 
+from ._bench import add_bench
 from ._loader import LoadError, load_server
 
 __all__ = ["build_parser", "main", "parse_host_port"]
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve Streamable HTTP on HOST:PORT instead of stdio",
     )
     serve.set_defaults(func=_cmd_serve)
+    add_bench(commands)
     return parser
 
 

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from benchmarks.core import Caller
-from benchmarks.runtimes import Runtime
+from ._core import Caller
+from ._runtimes import Runtime
 
 
 @dataclass
