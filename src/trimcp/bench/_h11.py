@@ -112,7 +112,10 @@ class H11Client:
         self.opened.discard(connection)
         await connection.stream.aclose()
 
-    async def post(self, message: dict[str, Any]) -> tuple[h11.Response, bytes]:
+    async def post(
+        self, message: dict[str, Any], *, keep: bool = True
+    ) -> tuple[h11.Response, bytes]:
+        """POST ``message``; ``keep``: return the connection to the idle pool after."""
         connection = self.idle.pop() if self.idle else await self._open()
         try:
             response, body = await connection.post(
@@ -122,7 +125,7 @@ class H11Client:
             with trio.CancelScope(shield=True):
                 await self._drop(connection)
             raise
-        if connection.reusable:
+        if connection.reusable and keep:
             self.idle.append(connection)
         else:
             await self._drop(connection)
@@ -137,7 +140,7 @@ class H11Client:
         except trio.Cancelled:
             note = {"method": "notifications/cancelled", "params": {"requestId": request_id}}
             with trio.CancelScope(shield=True):
-                await self.post({"jsonrpc": "2.0", **note})
+                await self.post({"jsonrpc": "2.0", **note}, keep=False)
             raise
         return _answer(response, body, request_id)
 

@@ -63,13 +63,18 @@ def _serve_trimcp(kind: str, transport: str, workload: Workload) -> None:
         return
     engine: Literal["h11", "hypercorn"] = "hypercorn" if kind == "trimcp-hypercorn" else "h11"
     connections = max(1000, (workload.connections or 0) + SPARE_CONNECTIONS)
-    limits = HttpServerLimits(max_connections=connections)
+    options: dict[str, Any] = {"limits": HttpServerLimits(max_connections=connections)}
+    if engine == "hypercorn":
+        from hypercorn.config import Config
+
+        config = Config()
+        config.loglevel = "WARNING"
+        config.backlog = 4096
+        options["hypercorn_config"] = config
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            serve = partial(
-                serve_http, server, host="127.0.0.1", port=0, engine=engine, limits=limits
-            )
+            serve = partial(serve_http, server, host="127.0.0.1", port=0, engine=engine, **options)
             _announce(int(await nursery.start(serve)))
 
     trio.run(main)

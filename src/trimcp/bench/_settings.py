@@ -17,6 +17,9 @@ DEFAULT_LEVELS = {
     "http": (1, 10, 100, 1000),
 }
 METRIC_ORDER = ("throughput", "parked", "fanout")
+#: Server tasks the parked metric's leak check allows over HTTP beyond the count before:
+#: one per connection a client keeps alive beyond those it had (trimcp's keeps 8 idle).
+HTTP_TASK_SLACK = 16
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,8 @@ class Settings:
         elif metric == "parked":
             workload["server_max_in_flight"] = point + 16
             workload["connections"] = point + 8
-            params = {"parked": point, "timeout": self.timeout}
+            slack = HTTP_TASK_SLACK if transport == "http" else 0
+            params = {"parked": point, "timeout": self.timeout, "task_slack": slack}
         else:
             workload["max_reverse_calls"] = point
             params = {"fanout": point}
