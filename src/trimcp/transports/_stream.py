@@ -5,10 +5,13 @@ decode is answered here with the error the wire layer attached (``-32700``,
 ``-32600`` ...) and reading goes on; a fatal framing error (a line over the limit) is
 answered, then the channel breaks, because the stream cannot be resynchronised. Writes
 are serialised by a FIFO lock so that messages never interleave, and coalesced: a
-sender queues its line, then, holding the lock, writes every line queued so far in one
-``send_all``; a sender whose line an earlier holder already wrote returns at once. So
-a burst of answers (or of ``notifications/cancelled``) costs one write, not one each,
-and every ``send`` still returns only once its own line is written. A write that finds the
+sender queues its line and takes the lock; holding it, it lets the tasks that are ready
+to run have their turn (one shielded checkpoint, so their lines queue too), then writes
+every line queued so far in one ``send_all``. A sender whose line an earlier holder
+already wrote returns at once. So a burst of answers (or of ``notifications/cancelled``)
+costs one write, not one each (a write to a pipe wakes the reader process: on a busy
+machine each costs far more than the encoding), and every ``send`` still returns only
+once its own line is written. A write that finds the
 peer gone (``BrokenResourceError``) closes the input as well, so the session ends rather
 than reading on for a peer it can no longer answer.
 """
@@ -92,6 +95,7 @@ class StreamChannel:
                 if self._write_failed:
                     raise trio.BrokenResourceError("the output stream broke")
                 return
+            await trio.lowlevel.cancel_shielded_checkpoint()
             chunk = queued[0] if len(queued) == 1 else b"".join(queued)
             queued.clear()
             try:
