@@ -189,14 +189,19 @@ class HttpClientChannel:
             raise trio.BrokenResourceError(self.failure)
         assert self._nursery is not None
         self.renewal.remember(message)
-        await self._nursery.start(self._post, message)
         if isinstance(message, Notification) and message.method == "notifications/cancelled":
             request_id = (message.params or {}).get("requestId")
             call = None
             if isinstance(request_id, str | int) and not isinstance(request_id, bool):
                 call = self._outstanding.pop(request_id, None)
             if call is not None:
-                call.scope.cancel()  # stop reading the cancelled request's stream
+                # Stop reading the cancelled request's answer first: its connection goes
+                # back to the pool for this notification. With every connection held by
+                # requests that are being given up (a cancelled batch of parked calls),
+                # the notifications would otherwise wait for connections that free up
+                # only after them, until the bounded cancel send gives up.
+                call.scope.cancel()
+        await self._nursery.start(self._post, message)
 
     async def receive(self) -> Message:
         try:
