@@ -57,6 +57,9 @@ class Workload:
         that bound it; ``None`` keeps the default.
       connections: HTTP connections a client may open (the parked metric needs one
         per parked call); ``None`` keeps the client's default.
+      cancel_send_timeout: how long a client that bounds its ``notifications/cancelled``
+        sends (trimcp: 2 s) may take for each; ``None`` keeps its default. Over HTTP each
+        is a POST on a fresh connection, and a thousand at once take longer than 2 s.
       server_command / url: the external target (stdio command, Streamable HTTP URL).
       tool / arguments: what an external target's call is (default: ``echo`` with
         the payload as ``text``).
@@ -66,6 +69,7 @@ class Workload:
     server_max_in_flight: int | None = None
     max_reverse_calls: int | None = None
     connections: int | None = None
+    cancel_send_timeout: float | None = None
     server_command: tuple[str, ...] = ()
     url: str = ""
     tool: str = TOOL_NAME

@@ -124,7 +124,9 @@ async def target_of(client: Client, workload: Workload) -> Target:
 
 
 def _client_limits(workload: Workload) -> SessionLimits:
-    return SessionLimits(max_pending=max(10_000, workload.connections or 0))
+    if workload.cancel_send_timeout is None:
+        return SessionLimits()
+    return SessionLimits(cancel_send_timeout=workload.cancel_send_timeout)
 
 
 class InMemoryDriver:
@@ -133,7 +135,9 @@ class InMemoryDriver:
     @asynccontextmanager
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
         async with open_client(
-            make_server(workload).in_memory(), sampling=_answer_sampling
+            make_server(workload).in_memory(),
+            sampling=_answer_sampling,
+            limits=_client_limits(workload),
         ) as client:
             yield await target_of(client, workload)
 
@@ -145,7 +149,9 @@ class StdioDriver:
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
         command = serve_command("trimcp", "stdio", workload)
         async with open_client(
-            stdio_command(sys.executable, *command), sampling=_answer_sampling
+            stdio_command(sys.executable, *command),
+            sampling=_answer_sampling,
+            limits=_client_limits(workload),
         ) as client:
             yield await target_of(client, workload)
 

@@ -62,7 +62,9 @@ def _serve_trimcp(kind: str, transport: str, workload: Workload) -> None:
         trio.run(serve_stdio, server)
         return
     engine: Literal["h11", "hypercorn"] = "hypercorn" if kind == "trimcp-hypercorn" else "h11"
-    connections = max(1000, (workload.connections or 0) + SPARE_CONNECTIONS)
+    # A parked call's connection counts until its handler ends, and cancelling it
+    # opens another for notifications/cancelled: twice the client's, and spare.
+    connections = max(1000, 2 * (workload.connections or 0) + SPARE_CONNECTIONS)
     options: dict[str, Any] = {"limits": HttpServerLimits(max_connections=connections)}
     if engine == "hypercorn":
         from hypercorn.config import Config

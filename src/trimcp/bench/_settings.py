@@ -69,6 +69,7 @@ class Settings:
         elif metric == "parked":
             workload["server_max_in_flight"] = point + 16
             workload["connections"] = point + 8
+            workload["cancel_send_timeout"] = self.timeout
             slack = HTTP_TASK_SLACK if transport == "http" else 0
             params = {"parked": point, "timeout": self.timeout, "task_slack": slack}
         else:
