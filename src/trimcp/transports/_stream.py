@@ -4,14 +4,7 @@ Reading goes through the sans-IO :class:`trimcp.wire.Connection`. A line that do
 decode is answered here with the error the wire layer attached (``-32700``,
 ``-32600`` ...) and reading goes on; a fatal framing error (a line over the limit) is
 answered, then the channel breaks, because the stream cannot be resynchronised. Writes
-are serialised by a FIFO lock so that messages never interleave, and coalesced: a
-sender queues its line and takes the lock; holding it, it lets the tasks that are ready
-to run have their turn (one shielded checkpoint, so their lines queue too), then writes
-every line queued so far in one ``send_all``. A sender whose line an earlier holder
-already wrote returns at once. So a burst of answers (or of ``notifications/cancelled``)
-costs one write, not one each (a write to a pipe wakes the reader process: on a busy
-machine each costs far more than the encoding), and every ``send`` still returns only
-once its own line is written. A write that finds the
+are serialised by a FIFO lock so that messages never interleave. A write that finds the
 peer gone (``BrokenResourceError``) closes the input as well, so the session ends rather
 than reading on for a peer it can no longer answer.
 """
@@ -66,53 +59,22 @@ class StreamChannel:
         self._connection = Connection(max_line=max_line)
         self._receive_size = receive_size
         self._lock = trio.StrictFIFOLock()
-        #: Encoded lines waiting for the lock holder to write them (bounded by the
-        #: senders waiting on the lock: each sender queues one line).
-        self._queued: list[bytes] = []
-        #: A write failed: lines queued with it were lost, so their senders fail too.
-        self._write_failed = False
         self._broken = False
         #: Lines that did not decode and were answered with an error.
         self.rejected = 0
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
         data = self._connection.send(message)
-        queued = self._queued
-        queued.append(data)
-        try:
-            await self._lock.acquire()
-        except BaseException:
-            # Cancelled while waiting: the line was not written, and must not be later.
-            for index, line in enumerate(queued):
-                if line is data:
-                    del queued[index]
-                    break
-            raise
-        try:
-            if not queued:
-                # An earlier holder took this line with its own: written, unless that
-                # write failed.
-                if self._write_failed:
-                    raise trio.BrokenResourceError("the output stream broke")
-                return
-            await trio.lowlevel.cancel_shielded_checkpoint()
-            chunk = queued[0] if len(queued) == 1 else b"".join(queued)
-            queued.clear()
+        async with self._lock:
             try:
-                await self._send_stream.send_all(chunk)
-            except trio.ClosedResourceError:
-                self._write_failed = True
-                raise
+                await self._send_stream.send_all(data)
             except trio.BrokenResourceError:
-                self._write_failed = True
                 # Output that cannot be written (the peer closed its read end, EPIPE)
                 # means a dead peer: end the input too, so the reader sees the end now
                 # instead of waiting for input from a peer that can no longer be answered.
                 self._broken = True
                 await self._receive_stream.aclose()
                 raise
-        finally:
-            self._lock.release()
 
     async def receive(self) -> Message:
         connection = self._connection
