@@ -1,5 +1,5 @@
-"""``python -m benchmarks``: the comparison harness (see :mod:`benchmarks.cli`)."""
+"""``python -m benchmarks``: the benchmarks of ``trimcp bench`` (:mod:`trimcp.bench`)."""
 
-from benchmarks.cli import main
+from trimcp.bench import main
 
 raise SystemExit(main())

@@ -91,10 +91,10 @@ def owner(file_path: str, function: str, inherited: str | None) -> str | None:
             if isinstance(centre, dict):
                 return centre.get(function, centre["*"])
             return centre
-    if "/benchmarks/impls/" in path:
-        return "benchmark driver code (all of the floor's own work)"
-    if "/benchmarks/" in path:
+    if "/trimcp/bench/_load" in path:
         return "harness (load generator)"
+    if "/trimcp/bench/" in path:
+        return "benchmark driver code (all of the floor's own work)"
     if "/trio/" in path:
         return _trio_owner(path, function, inherited)
     return None

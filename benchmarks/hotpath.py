@@ -20,10 +20,8 @@ from typing import Any
 
 import trio
 
-from benchmarks import impls
 from benchmarks.attribution import centres, centres_from_collapsed
-from benchmarks.core import Workload
-from benchmarks.load import closed_loop
+from trimcp.bench import REGISTRY, Workload, closed_loop, load_implementation
 
 
 class _StepCounter(trio.abc.Instrument):
@@ -53,7 +51,7 @@ def _nothing() -> None:
 
 
 def _profile(args: argparse.Namespace) -> tuple[Any, float]:
-    impl = impls.load(args.impl)
+    impl = load_implementation(args.impl)
     driver = impl.drivers[args.transport]()
     workload = Workload(server_max_in_flight=max(100, args.concurrency))
     profiler: Any = None
@@ -74,10 +72,10 @@ def _profile(args: argparse.Namespace) -> tuple[Any, float]:
         (start if opening else stop)()
 
     async def main() -> float:
-        async with driver.connect(workload) as call:
+        async with driver.connect(workload) as target:
             result = await closed_loop(
                 impl.runtime,
-                call,
+                target.call,
                 concurrency=args.concurrency,
                 warmup=args.warmup,
                 duration=args.duration,
@@ -177,7 +175,7 @@ def _report_cprofile(profiler: Any, rate: float, args: argparse.Namespace) -> No
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.hotpath", description=__doc__)
-    p.add_argument("--impl", default="trimcp", choices=list(impls.REGISTRY))
+    p.add_argument("--impl", default="trimcp", choices=list(REGISTRY))
     p.add_argument("--transport", default="memory")
     p.add_argument("--concurrency", type=int, default=100)
     p.add_argument("--warmup", type=float, default=1.0)

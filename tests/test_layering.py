@@ -1,7 +1,7 @@
 """The layer order of the design holds: imports only point down, and wire/ does no I/O.
 
 Order, bottom first: wire, protocol, binding, dispatch, nursery, transports, then server
-and client (siblings, neither imports the other), then testing, then cli. The top-level
+and client (siblings, neither imports the other), then testing and bench, then cli. The top-level
 ``trimcp/__init__.py`` facade may import anything.
 """
 
@@ -23,6 +23,7 @@ RANK = {
     "server": 6,
     "client": 6,
     "testing": 7,
+    "bench": 7,
     "cli": 8,  # the command line runs everything, the conformance machine included
 }
 NO_IO_IN_WIRE = {"trio", "anyio", "socket", "asyncio", "selectors", "ssl", "subprocess"}

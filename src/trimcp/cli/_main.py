@@ -20,6 +20,7 @@ import trio
 
 from trimcp.server import Server, serve_stdio, serve_websocket
 
+from ._bench import add_bench
 from ._conform import add_parser as add_conform_parser
 from ._loader import LoadError, load_server
 
@@ -86,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=_cmd_serve)
     add_conform_parser(commands)
+    add_bench(commands)
     return parser
 
 

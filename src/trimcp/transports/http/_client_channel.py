@@ -208,9 +208,14 @@ class HttpClientChannel:
             call.scope.cancel()
             return
         self.renewal.remember(message)
-        await self._nursery.start(self._post, message)
         if call is not None:
-            call.scope.cancel()  # stop reading the cancelled request's stream
+            # Stop reading the cancelled request's answer first: its connection goes
+            # back to the pool for this notification. With every connection held by
+            # requests that are being given up (a cancelled batch of parked calls),
+            # the notifications would otherwise wait for connections that free up
+            # only after them, until the bounded cancel send gives up.
+            call.scope.cancel()
+        await self._nursery.start(self._post, message)
 
     def _opens_listen(self, message: Message) -> bool:
         version = self.protocol_version

@@ -29,8 +29,13 @@ __all__ = ["BACKLOG", "serve_h11"]
 
 logger = logging.getLogger("trimcp.http.h11")
 
-#: The listen backlog (hypercorn's default too).
-BACKLOG: Final = 100
+#: The listen backlog (the kernel caps it at ``net.core.somaxconn``). Bursts of
+#: connections are normal for MCP over HTTP: a client giving up many calls at once sends
+#: a ``notifications/cancelled`` POST for each, on fresh connections. Past the backlog
+#: the kernel drops SYNs and the client retries a second or more later, longer than a
+#: client's bounded cancel send waits (hypercorn's default of 100 lost most of them
+#: with a few hundred calls cancelled at once).
+BACKLOG: Final = 1024
 #: ``accept`` failures that mean "out of resources for now": wait, then go on (as
 #: ``trio.serve_listeners`` does).
 _RETRY_ERRNOS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})

@@ -1,7 +1,9 @@
 """The async runtimes implementations run on, behind one small interface.
 
-Load generation (:mod:`benchmarks.load`) is written once against :class:`Runtime`; Trio
-runs trimcp and the floor, anyio on asyncio (the SDK's default) runs the SDK.
+Load generation (:mod:`._load`) and the metrics are written once against
+:class:`Runtime`; Trio runs trimcp and the floor, anyio on asyncio (the SDK's default)
+runs the SDK. Both task groups (a Trio nursery, an anyio task group) have
+``cancel_scope.cancel()``, which the parked metric uses to cancel its callers.
 """
 
 from __future__ import annotations
@@ -11,8 +13,17 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
+__all__ = ["Runtime", "TaskGroup", "asyncio_runtime", "trio_runtime"]
+
+
+class _Scope(Protocol):
+    def cancel(self) -> None: ...
+
 
 class TaskGroup(Protocol):
+    @property
+    def cancel_scope(self) -> _Scope: ...
+
     def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None: ...
 
 
@@ -29,7 +40,10 @@ class Runtime:
 def trio_runtime() -> Runtime:
     import trio
 
-    return Runtime("trio", trio.run, trio.open_nursery, trio.sleep)
+    def open_group() -> AbstractAsyncContextManager[TaskGroup]:
+        return cast("AbstractAsyncContextManager[TaskGroup]", trio.open_nursery())
+
+    return Runtime("trio", trio.run, open_group, trio.sleep)
 
 
 def asyncio_runtime() -> Runtime:

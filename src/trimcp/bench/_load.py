@@ -4,7 +4,11 @@ The callers run continuously; after a warm-up the generator opens a fixed measur
 window and records the latency of every call that completes inside it. Counting
 completions in a time window (rather than timing a fixed number of calls) measures the
 steady state only: no ramp-up with fewer than N calls in flight, no drain at the end,
-and every implementation gets the same wall-clock budget however fast it is.
+and every implementation gets the same wall-clock budget however fast it is. At high
+concurrency a call can take longer than the window, so both phases are stretched until
+every caller has completed a call (up to :data:`MAX_STRETCH` seconds): the warm-up, so
+the window sees the steady state, and the window, so that it holds at least one call
+per caller instead of one wave of answers or none.
 """
 
 from __future__ import annotations
@@ -14,14 +18,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from benchmarks.core import Caller
-from benchmarks.runtimes import Runtime
+from ._core import Caller
+from ._runtimes import Runtime
+
+#: Longest either phase is stretched, in seconds.
+MAX_STRETCH = 30.0
+#: Seconds between two checks while stretching.
+_POLL = 0.02
 
 
 @dataclass
 class _Window:
     measuring: bool = False
     stop: bool = False
+    completed: int = 0
 
 
 @dataclass(frozen=True)
@@ -64,19 +74,27 @@ async def closed_loop(
         while not window.stop:
             start = clock()
             await call()
+            window.completed += 1
             if window.measuring:
                 record(clock() - start)
+
+    async def stretch(began: float, done: Callable[[], bool]) -> None:
+        while not done() and clock() - began < MAX_STRETCH:
+            await runtime.sleep(_POLL)
 
     gc.collect()
     async with runtime.open_group() as group:
         for _ in range(concurrency):
             group.start_soon(caller)
+        started = clock()
         await runtime.sleep(warmup)
+        await stretch(started, lambda: window.completed >= concurrency)
         if on_window is not None:
             on_window(True)
         window.measuring = True
         began, cpu_began = clock(), time.process_time()
         await runtime.sleep(duration)
+        await stretch(began, lambda: len(latencies) >= concurrency)
         window.measuring = False
         elapsed, cpu = clock() - began, time.process_time() - cpu_began
         if on_window is not None:

@@ -1,4 +1,4 @@
-"""Start a :mod:`benchmarks.http_server` process and stop it for sure.
+"""Start a benchmark server process (:mod:`._serve`) and stop it for sure.
 
 The server runs in its own process so that the client under test (in the worker) and
 the server do not share an event loop or a GIL, as with any real HTTP deployment. On a
@@ -7,6 +7,7 @@ machine with few cores they still share the CPUs: the figures are for the pair.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import subprocess
@@ -16,7 +17,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from benchmarks.core import Workload
+from ._core import Workload
+
+__all__ = ["PeerCpu", "ServerProcess", "http_server", "serve_command"]
 
 #: Seconds a server may take to import, bind and start accepting.
 START_TIMEOUT = 30.0
@@ -87,15 +90,18 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.stdout.close()
 
 
+def serve_command(kind: str, transport: str, workload: Workload) -> list[str]:
+    """The arguments after ``python`` that run a ``kind`` server over ``transport``."""
+    return ["-m", "trimcp.bench._serve", kind, transport, json.dumps(workload.to_json())]
+
+
 @contextmanager
 def http_server(kind: str, workload: Workload) -> Iterator[ServerProcess]:
     """Run a ``kind`` server for ``workload``; yield it once it listens; stop it on exit."""
-    limit = "-" if workload.server_max_in_flight is None else str(workload.server_max_in_flight)
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.http_server", kind, limit],
+        [sys.executable, *serve_command(kind, "http", workload)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
     )
     try:
         port = _read_port(process)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.core import Driver, Implementation, Workload
-from benchmarks.load import closed_loop
-from benchmarks.stats import percentile
+from ._core import Driver, Implementation, Workload
+from ._load import closed_loop
+from ._stats import percentile
+
+__all__ = ["run"]
 
 
 async def run(
@@ -26,10 +28,10 @@ async def run(
         if peer_cpu is not None:
             marks.append(peer_cpu())
 
-    async with driver.connect(workload) as call:
+    async with driver.connect(workload) as target:
         result = await closed_loop(
             impl.runtime,
-            call,
+            target.call,
             concurrency=int(params["concurrency"]),
             warmup=float(params["warmup"]),
             duration=float(params["duration"]),

@@ -1,6 +1,6 @@
 """One implementation in its own process, measuring on command.
 
-``python -m benchmarks.worker IMPL`` prints one JSON line describing itself (or why it
+``python -m trimcp.bench._worker IMPL`` prints one JSON line describing itself (or why it
 is unavailable), then reads commands, one JSON object a line, from stdin::
 
     {"metric": "throughput", "transport": "memory", "workload": {...}, "params": {...}}
@@ -19,9 +19,11 @@ import sys
 import traceback
 from typing import IO, Any
 
-from benchmarks import impls
-from benchmarks.core import Implementation, Workload
-from benchmarks.metrics import METRICS
+from ._core import Implementation, Workload
+from ._metrics import METRICS
+from ._registry import load
+
+__all__ = ["main"]
 
 
 def _protocol_stream() -> IO[str]:
@@ -36,7 +38,7 @@ def _execute(impl: Implementation, command: dict[str, Any]) -> dict[str, Any]:
     make_driver = impl.drivers.get(command["transport"])
     if make_driver is None:
         return {"ok": False, "error": f"{impl.name} has no {command['transport']} driver"}
-    workload = Workload(**command.get("workload", {}))
+    workload = Workload.from_json(command.get("workload", {}))
     driver = make_driver()
 
     async def main() -> dict[str, Any]:
@@ -48,7 +50,7 @@ def _execute(impl: Implementation, command: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     out = _protocol_stream()
     try:
-        impl = impls.load(argv[0])
+        impl = load(argv[0])
     except Exception as exc:
         out.write(json.dumps({"available": False, "reason": f"{type(exc).__name__}: {exc}"}))
         out.write("\n")
@@ -59,6 +61,7 @@ def main(argv: list[str]) -> int:
         "description": impl.description,
         "runtime": impl.runtime.name,
         "transports": sorted(impl.drivers),
+        "metrics": list(impl.metrics) if impl.metrics is not None else None,
         "versions": dict(impl.versions),
         "python": sys.version.split()[0],
     }

@@ -1,0 +1,5 @@
+"""``python -m trimcp.bench``: the same as ``trimcp bench``."""
+
+from trimcp.bench import main
+
+raise SystemExit(main())

@@ -1,0 +1,197 @@
+"""The command line shared by ``trimcp bench`` and ``python -m benchmarks``.
+
+:func:`add_arguments` fills any parser (the ``bench`` subcommand's, or a standalone
+one), :func:`run` takes the parsed namespace: progress lines on stderr while it runs,
+the tables on stdout, and, when asked, the JSON file (settings, every sample, the
+summary) and the PNG plot. The exit status is 1 if any run failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from . import _report, _runner
+from ._core import Workload
+from ._registry import DEFAULT_BY_TRANSPORT, REGISTRY, TRANSPORTS
+from ._settings import DEFAULT_LEVELS, METRIC_ORDER, Settings
+
+__all__ = ["add_arguments", "build_parser", "main", "run"]
+
+QUICK = {"repeats": 1, "warmup": 0.2, "duration": 0.5, "parked": 100, "fanout": 20}
+
+
+def _list(text: str) -> tuple[str, ...]:
+    return tuple(part for part in text.split(",") if part)
+
+
+def _levels(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in _list(text))
+
+
+def _checked(names: tuple[str, ...], known: Sequence[str], what: str) -> tuple[str, ...]:
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"unknown {what} {unknown}; known: {', '.join(known)}")
+    return names
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The benchmark options, on ``p``."""
+    p.add_argument(
+        "--transport",
+        type=_list,
+        default=("memory",),
+        help=f"comma list of {', '.join(TRANSPORTS)} (default: memory)",
+    )
+    p.add_argument(
+        "--impl",
+        type=_list,
+        default=None,
+        help=f"comma list of {', '.join(REGISTRY)}"
+        " (default per transport: the stacks and the floor it has)",
+    )
+    p.add_argument(
+        "--metric",
+        type=_list,
+        default=METRIC_ORDER,
+        help=f"comma list of {', '.join(METRIC_ORDER)} (default: all)",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=_levels,
+        default=None,
+        help="calls in flight, comma list (default: 1,10,100,1000,10000; http to 1000)",
+    )
+    p.add_argument("--repeats", "-r", type=int, default=3, help="runs per figure (default: 3)")
+    p.add_argument("--warmup", type=float, default=1.0, help="seconds before measuring")
+    p.add_argument("--duration", type=float, default=2.0, help="seconds measured per run")
+    p.add_argument("--parked", type=int, default=1000, help="calls parked (default: 1000)")
+    p.add_argument("--fanout", type=int, default=100, help="sampling calls fanned out")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds to wait for parking or cancellation before giving up",
+    )
+    p.add_argument("--payload-bytes", type=int, default=16, help="echoed text length")
+    p.add_argument(
+        "--server-max-in-flight",
+        choices=("match", "default"),
+        default="match",
+        help="raise servers' inbound limits to the level (match) or keep defaults",
+    )
+    p.add_argument(
+        "--server-command",
+        nargs=argparse.REMAINDER,
+        default=None,
+        metavar="CMD",
+        help="benchmark this stdio MCP server (implementation 'external'); "
+        "takes the rest of the command line",
+    )
+    p.add_argument("--url", default=None, help="benchmark this Streamable HTTP MCP endpoint")
+    p.add_argument("--tool", default="echo", help="the external target's tool (default: echo)")
+    p.add_argument(
+        "--arguments",
+        type=json.loads,
+        default=None,
+        help='its arguments as JSON (default: {"text": <payload>})',
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 1 repeat, short windows, 100 parked, fan-out of 20",
+    )
+    p.add_argument("--json", metavar="FILE", help="write settings, all samples and summary")
+    p.add_argument("--plot", metavar="FILE.png", help="plot throughput and p99 (matplotlib)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="MCP benchmarks: throughput and latency, memory per parked request, "
+        "cancellation and reverse-call fan-out; trimcp vs the mcp SDK vs a raw floor",
+    )
+    add_arguments(p)
+    return p
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The settings a parsed command line asks for."""
+    transports = _checked(args.transport, TRANSPORTS, "transport")
+    external = bool(args.server_command) or bool(args.url)
+    if external and "memory" in transports:
+        transports = (("stdio",) if args.server_command else ()) + (("http",) if args.url else ())
+    names: dict[str, tuple[str, ...]] = {}
+    for transport in transports:
+        chosen = args.impl or DEFAULT_BY_TRANSPORT[transport]
+        if external and "external" not in chosen:
+            chosen = ("external", *(args.impl or ()))
+        names[transport] = _checked(tuple(chosen), tuple(REGISTRY), "implementation")
+    levels = dict(DEFAULT_LEVELS)
+    if args.concurrency:
+        levels = {t: args.concurrency for t in TRANSPORTS}
+    options: dict[str, Any] = {
+        "repeats": args.repeats,
+        "warmup": args.warmup,
+        "duration": args.duration,
+        "parked": args.parked,
+        "fanout": args.fanout,
+    }
+    if args.quick:
+        options.update(QUICK)
+    workload = Workload(
+        payload_bytes=args.payload_bytes,
+        server_command=tuple(args.server_command or ()),
+        url=args.url or "",
+        tool=args.tool,
+        arguments=args.arguments,
+    )
+    return Settings(
+        transports=transports,
+        implementations=names,
+        metrics=_checked(args.metric, METRIC_ORDER, "metric"),
+        levels=levels,
+        timeout=args.timeout,
+        server_max_in_flight=args.server_max_in_flight,
+        workload=workload,
+        **options,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run what ``args`` asks for; print progress, tables and where files went."""
+    settings = settings_of(args)
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    results = _runner.run(settings, progress)
+    data = results.to_json()
+    print(_report.render(data))
+    status = 1 if any("error" in s for s in results.samples) else 0
+    if args.json:
+        data["summary"] = _report.summary(data)
+        with open(args.json, "w") as fh:
+            json.dump(data, fh, indent=1)
+        progress(f"wrote {args.json}")
+    if args.plot:
+        try:
+            from ._plot import plot
+
+            plot(data, args.plot)
+            progress(f"wrote {args.plot}")
+        except ImportError as exc:
+            progress(f"no plot: matplotlib is not installed ({exc}); pip install 'trimcp[bench]'")
+            status = 1
+        except ValueError as exc:
+            progress(f"no plot: {exc}")
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m benchmarks`` / ``python -m trimcp.bench``."""
+    return run(build_parser().parse_args(argv))

@@ -1,0 +1,153 @@
+"""The raw floor (:mod:`._floor`) and the lean raw clients driving any server.
+
+* ``floor``: the floor's client (:class:`._ndjson.LineClient`) and server, over Trio
+  memory channels carrying JSON lines (memory), over a child process's pipes (stdio),
+  or a bare h11 server driven by the raw h11 client (http).
+* ``raw-trimcp`` / ``raw-sdk``: the raw clients against trimcp's or the SDK's server
+  (stdio: NDJSON; http: h11), so their ratio compares the servers alone.
+* ``external``: the raw clients against ``--server-command`` or ``--url``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.metadata import version
+
+import trio
+
+from ._core import Implementation, Target, Workload
+from ._floor import FloorServer
+from ._h11 import connect_url
+from ._ndjson import BUFFER, LineClient, lines_of, writer
+from ._process import PeerCpu, ServerProcess, http_server, serve_command
+from ._runtimes import trio_runtime
+
+__all__ = ["EXTERNAL", "FLOOR", "RAW_SDK", "RAW_TRIMCP"]
+
+
+class MemoryDriver:
+    """The floor's client and server in one Trio run, joined by memory channels."""
+
+    @asynccontextmanager
+    async def connect(self, workload: Workload) -> AsyncIterator[Target]:
+        to_server, server_inbox = trio.open_memory_channel[str](BUFFER)
+        to_client, client_inbox = trio.open_memory_channel[str](BUFFER)
+        server = FloorServer(to_client.send)
+        client = LineClient(to_server.send)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server.serve, _channel_lines(server_inbox))
+            nursery.start_soon(client.read, _channel_lines(client_inbox))
+            try:
+                yield await client.target(workload, ours=True)
+            finally:
+                nursery.cancel_scope.cancel()
+
+
+async def _channel_lines(channel: trio.MemoryReceiveChannel[str]) -> AsyncIterator[str]:
+    async for line in channel:
+        yield line
+
+
+class StdioDriver(PeerCpu):
+    """The raw NDJSON client against a server in a child process.
+
+    ``kind`` names a benchmark server (:mod:`._serve`); ``None`` runs the workload's
+    ``server_command`` instead (an external server: no benchmark tools).
+    """
+
+    def __init__(self, kind: str | None) -> None:
+        self.kind = kind
+
+    @asynccontextmanager
+    async def connect(self, workload: Workload) -> AsyncIterator[Target]:
+        if self.kind is not None:
+            command = [sys.executable, *serve_command(self.kind, "stdio", workload)]
+        elif workload.server_command:
+            command = list(workload.server_command)
+        else:
+            raise ValueError("the external stdio target needs --server-command")
+        process = await trio.lowlevel.open_process(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert process.stdin is not None
+        assert process.stdout is not None
+        self.server = ServerProcess("stdio", process.pid)
+        outbox, queued = trio.open_memory_channel[str](BUFFER)
+        client = LineClient(outbox.send)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(writer, process.stdin, queued)
+                nursery.start_soon(client.read, lines_of(process.stdout))
+                await client.initialize()
+                try:
+                    yield await client.target(workload, ours=self.kind is not None)
+                finally:
+                    nursery.cancel_scope.cancel()
+        finally:
+            with trio.CancelScope(shield=True):
+                await process.stdin.aclose()
+                with trio.move_on_after(2):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+
+
+class HttpDriver(PeerCpu):
+    """The raw h11 client against a server process of ours, or the workload's URL."""
+
+    def __init__(self, kind: str | None) -> None:
+        self.kind = kind
+
+    @asynccontextmanager
+    async def connect(self, workload: Workload) -> AsyncIterator[Target]:
+        if self.kind is None:
+            if not workload.url:
+                raise ValueError("the external http target needs --url")
+            async with connect_url(workload.url, workload, ours=False) as target:
+                yield target
+            return
+        with http_server(self.kind, workload) as self.server:
+            async with connect_url(self.server.url, workload, ours=True) as target:
+                yield target
+
+
+_VERSIONS = {"trio": trio.__version__, "h11": version("h11")}
+
+FLOOR = Implementation(
+    name="floor",
+    description="raw floor: JSON lines to a nursery dispatcher, task per request, no MCP "
+    "(memory: channels; stdio: pipes; http: bare h11)",
+    runtime=trio_runtime(),
+    drivers={
+        "memory": MemoryDriver,
+        "stdio": lambda: StdioDriver("floor"),
+        "http": lambda: HttpDriver("floor"),
+    },
+    versions=_VERSIONS,
+)
+
+
+def _raw(kind: str) -> Implementation:
+    return Implementation(
+        name=f"raw-{kind}",
+        description=f"lean raw client (stdio: NDJSON, http: h11) -> {kind} server process",
+        runtime=trio_runtime(),
+        drivers={"stdio": lambda: StdioDriver(kind), "http": lambda: HttpDriver(kind)},
+        versions=_VERSIONS,
+    )
+
+
+RAW_TRIMCP = _raw("trimcp")
+RAW_SDK = _raw("sdk")
+
+EXTERNAL = Implementation(
+    name="external",
+    description="lean raw client -> --server-command (stdio) or --url (http)",
+    runtime=trio_runtime(),
+    drivers={"stdio": lambda: StdioDriver(None), "http": lambda: HttpDriver(None)},
+    versions=_VERSIONS,
+)

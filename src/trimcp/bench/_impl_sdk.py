@@ -1,0 +1,196 @@
+"""The official MCP Python SDK (``mcp``): ``MCPServer`` and ``mcp.client.Client``.
+
+``mode="legacy"`` is the SDK's handshake-era path, like trimcp's client: in memory its
+``InMemoryTransport`` runs the server over a pair of anyio memory streams carrying
+``SessionMessage`` objects through the JSON-RPC dispatcher (message objects, no
+encoding, a session on each end, the same shape as trimcp's memory pair); over stdio
+it starts the server as a child process; over HTTP it is the SDK's httpx client
+against its server under uvicorn in another process (:mod:`._serve`), answering with
+SSE (``sdk``) or with JSON bodies (``sdk-json``). The SDK is an optional install:
+importing this module fails without it, and the worker reports that.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.metadata import version
+from typing import Any
+
+import anyio
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.server.mcpserver import Context, MCPServer
+
+from ._core import (
+    FANOUT_TOOL,
+    PARK_TOOL,
+    STATS_TOOL,
+    TOOL_NAME,
+    Implementation,
+    Target,
+    Workload,
+    check_echo,
+)
+from ._probe import Probe, asyncio_tasks
+from ._process import PeerCpu, http_server, serve_command
+from ._runtimes import asyncio_runtime
+
+__all__ = ["IMPLEMENTATION", "JSON_MODE", "make_server"]
+
+
+def make_server() -> MCPServer:
+    """The benchmark server: unstructured tools (text content only)."""
+    server = MCPServer("bench")
+    probe = Probe(asyncio_tasks)
+
+    @server.tool(name=TOOL_NAME, structured_output=False)
+    async def echo(text: str) -> str:
+        """Return ``text``."""
+        return text
+
+    @server.tool(name=PARK_TOOL, structured_output=False)
+    async def park() -> str:
+        """Wait until cancelled."""
+        probe.enter()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            probe.observed_cancel()
+            raise
+        finally:
+            probe.leave()
+        return "unreachable"
+
+    @server.tool(name=STATS_TOOL, structured_output=False)
+    async def bench_stats() -> str:
+        """The server's counters, as JSON."""
+        return json.dumps(probe.snapshot())
+
+    @server.tool(name=FANOUT_TOOL, structured_output=False)
+    async def fanout(n: int, ctx: Context) -> str:
+        """Issue ``n`` concurrent sampling calls."""
+        from mcp.types import SamplingMessage, TextContent
+
+        messages = [SamplingMessage(role="user", content=TextContent(type="text", text="hi"))]
+        session: Any = ctx.session
+
+        async def one() -> None:
+            await session.create_message(messages, max_tokens=1)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(n):
+                group.start_soon(one)
+        return str(n)
+
+    return server
+
+
+async def _answer_sampling(context: Any, params: Any) -> Any:
+    from mcp.types import CreateMessageResult, TextContent
+
+    return CreateMessageResult(
+        role="assistant", content=TextContent(type="text", text="ok"), model="bench"
+    )
+
+
+def _text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+async def _target(client: Client, workload: Workload) -> Target:
+    """Check one echo, then return the target."""
+    text = workload.text
+    arguments = {"text": text}
+    check_echo(_text(await client.call_tool(TOOL_NAME, arguments)), text)
+    call_tool = client.call_tool
+
+    async def call() -> None:
+        if (await call_tool(TOOL_NAME, arguments)).is_error:
+            raise AssertionError("tool failed")
+
+    async def park() -> None:
+        await call_tool(PARK_TOOL, {})
+
+    async def stats() -> dict[str, Any]:
+        answer: dict[str, Any] = json.loads(_text(await call_tool(STATS_TOOL, {})))
+        return answer
+
+    async def fanout(n: int) -> None:
+        if (await call_tool(FANOUT_TOOL, {"n": n})).is_error:
+            raise AssertionError("fanout failed")
+
+    return Target(call, park, stats, fanout)
+
+
+def _client(server: Any) -> Client:
+    return Client(server, mode="legacy", sampling_callback=_answer_sampling)
+
+
+class InMemoryDriver:
+    """Client and server in one asyncio loop, over the SDK's in-memory streams."""
+
+    @asynccontextmanager
+    async def connect(self, workload: Workload) -> AsyncIterator[Target]:
+        async with _client(make_server()) as client:
+            yield await _target(client, workload)
+
+
+class StdioDriver:
+    """The SDK's client starting the SDK's server as a child process."""
+
+    @asynccontextmanager
+    async def connect(self, workload: Workload) -> AsyncIterator[Target]:
+        command = serve_command("sdk", "stdio", workload)
+        parameters = StdioServerParameters(command=sys.executable, args=command)
+        async with _client(parameters) as client:
+            yield await _target(client, workload)
+
+
+class HttpDriver(PeerCpu):
+    """The SDK's Streamable HTTP client against its server in another process.
+
+    With ``workload.connections`` (the parked metric) it gets an httpx client allowed
+    that many connections; otherwise the SDK's own default client.
+    """
+
+    def __init__(self, kind: str = "sdk") -> None:
+        self.kind = kind
+
+    @asynccontextmanager
+    async def connect(self, workload: Workload) -> AsyncIterator[Target]:
+        with http_server(self.kind, workload) as self.server:
+            if workload.connections is None:
+                async with _client(self.server.url) as client:
+                    yield await _target(client, workload)
+                return
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            limits = httpx2.Limits(max_connections=workload.connections + 8)
+            timeout = httpx2.Timeout(30.0, read=300.0)
+            async with httpx2.AsyncClient(limits=limits, timeout=timeout) as http:
+                transport = streamable_http_client(self.server.url, http_client=http)
+                async with _client(transport) as client:
+                    yield await _target(client, workload)
+
+
+_VERSIONS = {"mcp": version("mcp"), "anyio": version("anyio"), "uvicorn": version("uvicorn")}
+
+IMPLEMENTATION = Implementation(
+    name="sdk",
+    description="mcp SDK MCPServer + Client(mode='legacy') (http: uvicorn, SSE answers)",
+    runtime=asyncio_runtime(),
+    drivers={"memory": InMemoryDriver, "stdio": StdioDriver, "http": HttpDriver},
+    versions=_VERSIONS,
+)
+
+JSON_MODE = Implementation(
+    name="sdk-json",
+    description="mcp SDK over http with json_response=True (JSON bodies, no SSE)",
+    runtime=asyncio_runtime(),
+    drivers={"http": lambda: HttpDriver("sdk-json")},
+    versions=_VERSIONS,
+)

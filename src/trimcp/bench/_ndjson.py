@@ -1,0 +1,157 @@
+"""A lean JSON-RPC client over newline-delimited JSON: the floor's client, and the
+raw client that drives any stdio MCP server (ours, the SDK's, an external command).
+
+It does what any MCP client must and nothing more: ``initialize`` and
+``notifications/initialized``, one line per request, answers matched by id in a
+reader task that wakes the caller's :class:`trio.Event`, ``notifications/cancelled``
+when a waiting caller is cancelled (shielded, like every MCP client must), and
+answers to the server's own requests (``sampling/createMessage`` gets a fixed
+completion, ``ping`` an empty result, anything else -32601).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import trio
+
+from ._core import FANOUT_TOOL, PARK_TOOL, STATS_TOOL, Target, Workload, check_echo
+
+__all__ = ["PROTOCOL_VERSION", "SAMPLING_ANSWER", "LineClient", "lines_of", "writer"]
+
+PROTOCOL_VERSION = "2025-06-18"
+SAMPLING_ANSWER = {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "x"}
+#: Lines buffered towards a writer task.
+BUFFER = 32
+
+
+class _Waiter:
+    __slots__ = ("answer", "event")
+
+    def __init__(self) -> None:
+        self.event = trio.Event()
+        self.answer: dict[str, Any] = {}
+
+
+class LineClient:
+    """Requests over ``send(line)``; :meth:`read` consumes the answer lines."""
+
+    def __init__(self, send: Callable[[str], Awaitable[None]]) -> None:
+        self.send = send
+        self.waiters: dict[int, _Waiter] = {}
+        self.ids = itertools.count(1)
+
+    async def read(self, lines: AsyncIterator[str]) -> None:
+        """Route every line read: answers to their caller, requests to :meth:`_reply`."""
+        loads, waiters = json.loads, self.waiters
+        async for line in lines:
+            message = loads(line)
+            if "method" in message:
+                if "id" in message:
+                    await self._reply(message)
+                continue
+            waiter = waiters.pop(message["id"], None)
+            if waiter is not None:
+                waiter.answer = message
+                waiter.event.set()
+
+    async def _reply(self, message: dict[str, Any]) -> None:
+        method = message["method"]
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        if method == "sampling/createMessage":
+            reply["result"] = SAMPLING_ANSWER
+        elif method == "ping":
+            reply["result"] = {}
+        else:
+            reply["error"] = {"code": -32601, "message": f"no {method}"}
+        await self.send(json.dumps(reply) + "\n")
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """One request; on cancellation, tell the server before giving up."""
+        request_id = next(self.ids)
+        waiter = self.waiters[request_id] = _Waiter()
+        line = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        await self.send(json.dumps(line) + "\n")
+        try:
+            await waiter.event.wait()
+        except trio.Cancelled:
+            self.waiters.pop(request_id, None)
+            note = {"method": "notifications/cancelled", "params": {"requestId": request_id}}
+            with trio.CancelScope(shield=True):
+                await self.send(json.dumps({"jsonrpc": "2.0", **note}) + "\n")
+            raise
+        return waiter.answer
+
+    async def initialize(self) -> None:
+        params = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {"sampling": {}},
+            "clientInfo": {"name": "trimcp-bench", "version": "1.0"},
+        }
+        answer = await self.request("initialize", params)
+        if "result" not in answer:
+            raise AssertionError(f"initialize failed: {answer}")
+        await self.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        await self.send("\n")
+
+    async def target(self, workload: Workload, *, ours: bool) -> Target:
+        """The target over this client; ``ours``: the server has the benchmark tools."""
+        tool, arguments = workload.tool, workload.call_arguments()
+        first = await self.request("tools/call", {"name": tool, "arguments": arguments})
+        if "result" not in first or first["result"].get("isError"):
+            raise AssertionError(f"first call failed: {str(first)[:200]}")
+        if workload.arguments is None and tool == "echo":
+            check_echo(first["result"]["content"][0].get("text"), workload.text)
+        params = {"name": tool, "arguments": arguments}
+        request = self.request
+
+        async def call() -> None:
+            answer = await request("tools/call", params)
+            if "result" not in answer or answer["result"].get("isError"):
+                raise AssertionError(f"call failed: {str(answer)[:200]}")
+
+        if not ours:
+            return Target(call)
+
+        async def park() -> None:
+            await request("tools/call", {"name": PARK_TOOL, "arguments": {}})
+
+        async def stats() -> dict[str, Any]:
+            answer = await request("tools/call", {"name": STATS_TOOL, "arguments": {}})
+            result: dict[str, Any] = json.loads(answer["result"]["content"][0]["text"])
+            return result
+
+        async def fanout(n: int) -> None:
+            answer = await request("tools/call", {"name": FANOUT_TOOL, "arguments": {"n": n}})
+            if "result" not in answer or answer["result"].get("isError"):
+                raise AssertionError(f"fanout failed: {str(answer)[:200]}")
+
+        return Target(call, park, stats, fanout)
+
+
+async def lines_of(stream: trio.abc.ReceiveStream) -> AsyncIterator[str]:
+    """The lines of a byte stream, as text."""
+    buffer = b""
+    async for chunk in stream:
+        buffer += chunk
+        if b"\n" not in buffer:
+            continue
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            if line.strip():
+                yield line.decode()
+
+
+async def writer(stream: trio.abc.SendStream, outbox: trio.MemoryReceiveChannel[str]) -> None:
+    """Write queued lines, batching what is already queued into one write."""
+    async for line in outbox:
+        parts = [line]
+        while len(parts) < 256:
+            try:
+                parts.append(outbox.receive_nowait())
+            except trio.WouldBlock:
+                break
+        await stream.send_all("".join(parts).encode())

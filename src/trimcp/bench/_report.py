@@ -1,0 +1,193 @@
+"""Aggregate samples into medians with spread; render the terminal tables.
+
+Per transport and metric, a table has one row per level and, per implementation,
+``median (min-max)`` over the repeats, then the ratios of the medians of the
+:data:`PAIRS` measured (trimcp to the SDK and to the floor; the raw client against
+each server). :func:`summary` is the same in JSON form, for the output file.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ._stats import Spread
+
+__all__ = ["FIGURES", "aggregate", "render", "summary"]
+
+Figure = tuple[str, Callable[[dict[str, Any]], float | None], float, str]
+
+
+def _total_cpu(sample: dict[str, Any]) -> float | None:
+    server = sample.get("server_cpu_us_per_call")
+    return None if server is None else float(sample["cpu_us_per_call"]) + float(server)
+
+
+def _get(key: str) -> Callable[[dict[str, Any]], float | None]:
+    def read(sample: dict[str, Any]) -> float | None:
+        value = sample.get(key)
+        return None if value is None else float(value)
+
+    return read
+
+
+#: metric -> (title, one figure of a sample (None: not measured), scale, format)
+FIGURES: dict[str, tuple[Figure, ...]] = {
+    "throughput": (
+        ("calls/s", _get("calls_per_s"), 1.0, "{:.0f}"),
+        ("p50 latency, ms", lambda s: s["latency_s"]["p50"], 1e3, "{:.3f}"),
+        ("p99 latency, ms", lambda s: s["latency_s"]["p99"], 1e3, "{:.3f}"),
+        ("client CPU per call, us (robust to other load)", _get("cpu_us_per_call"), 1.0, "{:.1f}"),
+        ("server process CPU per call, us", _get("server_cpu_us_per_call"), 1.0, "{:.1f}"),
+        ("client + server CPU per call, us", _total_cpu, 1.0, "{:.1f}"),
+    ),
+    "parked": (
+        ("memory per parked request, KiB", _get("bytes_per_request"), 1 / 1024, "{:.1f}"),
+        ("cancellation of all parked calls, ms", _get("cancel_s"), 1e3, "{:.1f}"),
+        ("handlers that observed cancellation", _get("observed"), 1.0, "{:.0f}"),
+        ("leak-free runs (1 = clean)", lambda s: float(bool(s["leak_free"])), 1.0, "{:.0f}"),
+    ),
+    "fanout": (
+        ("one sampling call, ms", _get("one_s"), 1e3, "{:.2f}"),
+        ("fan-out of n sampling calls, ms", _get("fanout_s"), 1e3, "{:.2f}"),
+        ("fan-out / one", _get("ratio"), 1.0, "{:.1f}"),
+    ),
+}
+
+#: (subject, baseline) pairs whose median ratio is shown when both were measured.
+PAIRS = (
+    ("trimcp", "sdk"),
+    ("trimcp", "floor"),
+    ("trimcp-json", "sdk-json"),
+    ("trimcp-hypercorn", "sdk"),
+    ("raw-trimcp", "raw-sdk"),
+    ("raw-trimcp", "floor"),
+)
+
+
+def _selected(results: dict[str, Any], transport: str, metric: str) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in results["samples"]
+        if r["transport"] == transport
+        and r["metric"] == metric
+        and "sample" in r
+        and "unsupported" not in r["sample"]
+    ]
+
+
+def aggregate(
+    samples: Sequence[dict[str, Any]], figure: Callable[[dict[str, Any]], float | None]
+) -> dict[tuple[str, int], Spread]:
+    """(implementation, level) -> spread of ``figure`` over the successful repeats."""
+    values: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for record in samples:
+        value = figure(record["sample"])
+        if value is not None:
+            values[record["implementation"], record["concurrency"]].append(value)
+    return {key: Spread.of(v) for key, v in values.items()}
+
+
+def _ratio(table: dict[tuple[str, int], Spread], a: str, b: str, level: int) -> float | None:
+    x, y = table.get((a, level)), table.get((b, level))
+    if x is None or y is None or not y.median:
+        return None
+    return x.median / y.median
+
+
+def _tables(results: dict[str, Any]) -> list[tuple[str, str, Figure, list[str], list[int], Any]]:
+    out = []
+    for transport, hellos in results["implementations"].items():
+        names = [n for n, hello in hellos.items() if hello.get("available")]
+        for metric in results["settings"]["metrics"]:
+            selected = _selected(results, transport, metric)
+            levels = sorted({r["concurrency"] for r in selected})
+            for figure in FIGURES[metric]:
+                table = aggregate(selected, figure[1])
+                if table:
+                    out.append((transport, metric, figure, names, levels, table))
+    return out
+
+
+def summary(results: dict[str, Any]) -> dict[str, Any]:
+    """transport -> metric -> figure -> level -> medians, spreads and ratios."""
+    out: dict[str, Any] = defaultdict(lambda: defaultdict(dict))
+    for transport, metric, (title, *_rest), names, levels, table in _tables(results):
+        rows: dict[str, Any] = {}
+        for level in levels:
+            row: dict[str, Any] = {
+                n: table[n, level].__dict__ for n in names if (n, level) in table
+            }
+            for a, b in PAIRS:
+                ratio = _ratio(table, a, b, level)
+                if ratio is not None:
+                    row[f"{a}/{b}"] = ratio
+            rows[str(level)] = row
+        out[transport][metric][title] = rows
+    return {t: dict(m) for t, m in out.items()}
+
+
+def render(results: dict[str, Any]) -> str:
+    """The terminal tables."""
+    lines: list[str] = []
+    for transport, hellos in results["implementations"].items():
+        lines.append(f"== {transport}")
+        for name, hello in hellos.items():
+            if hello.get("available"):
+                versions = ", ".join(f"{k} {v}" for k, v in hello["versions"].items())
+                lines.append(
+                    f"  {name:<16} {hello['description']} [{hello['runtime']}; {versions}]"
+                )
+            else:
+                lines.append(f"  {name:<16} UNAVAILABLE: {hello.get('reason')}")
+    for transport, metric, (title, _fig, scale, fmt), names, levels, table in _tables(results):
+        shown = [n for n in names if any((n, level) in table for level in levels)]
+        pairs = [(a, b) for a, b in PAIRS if a in shown and b in shown]
+        header = ["n" if metric != "throughput" else "in flight", *shown]
+        header += [f"{a}/{b}" for a, b in pairs]
+        body = []
+        for level in levels:
+            cells = [str(level)]
+            cells += [_cell(table.get((n, level)), scale, fmt) for n in shown]
+            for a, b in pairs:
+                ratio = _ratio(table, a, b, level)
+                cells.append("-" if ratio is None else f"{ratio:.2f}x")
+            body.append(cells)
+        lines += ["", f"{transport} / {metric}: {title} (median of repeats, min-max)"]
+        lines += _grid(header, body)
+    unsupported = sorted(
+        {
+            f"{r['transport']} {r['metric']} {r['implementation']}: {r['sample']['unsupported']}"
+            for r in results["samples"]
+            if "unsupported" in r.get("sample", {})
+        }
+    )
+    errors = [
+        f"{r['transport']} {r['metric']} {r['implementation']}: {r['error']}"
+        for r in results["samples"]
+        if "error" in r
+    ]
+    if unsupported:
+        lines += ["", "not measured:", *(f"  {u}" for u in unsupported)]
+    if errors:
+        lines += ["", "errors:", *(f"  {e}" for e in errors)]
+    lines += [
+        "",
+        "ratios are a's median / b's: above 1 is better for calls/s, below 1 for the rest",
+    ]
+    return "\n".join(lines)
+
+
+def _cell(spread: Spread | None, scale: float, fmt: str) -> str:
+    if spread is None or spread.n == 0:
+        return "-"
+    med, low, high = (fmt.format(v * scale) for v in (spread.median, spread.low, spread.high))
+    return f"{med} ({low}-{high})" if spread.n > 1 and low != high else med
+
+
+def _grid(header: list[str], body: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    fmt = "  ".join(f"{{:>{w}}}" for w in widths)
+    rule = "  ".join("-" * w for w in widths)
+    return [fmt.format(*header), rule, *(fmt.format(*row) for row in body)]

@@ -1,0 +1,218 @@
+"""Drive one worker process per implementation and collect samples.
+
+Runs are interleaved: per transport and metric, every repeat visits every level, and
+at each level every implementation in turn (the order rotated each repeat), so slow
+drifts in machine load fall on all implementations alike instead of on whichever ran
+last. Only one worker measures at any moment; the others wait on their stdin. The
+``parked`` metric reads resident memory, so each of its runs gets a fresh worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from ._settings import Settings
+
+__all__ = ["Results", "Worker", "run"]
+
+
+@dataclass
+class Worker:
+    """A running ``_worker`` process for one implementation."""
+
+    name: str
+    process: subprocess.Popen[str] | None
+    hello: dict[str, Any]
+
+    @property
+    def available(self) -> bool:
+        return bool(self.hello.get("available"))
+
+    @classmethod
+    def start(cls, name: str, transport: str) -> Worker:
+        process = subprocess.Popen(
+            [sys.executable, "-m", f"{__package__}._worker", name],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        hello: dict[str, Any] = (
+            json.loads(line) if line else {"available": False, "reason": "worker died"}
+        )
+        if hello.get("available") and transport not in hello.get("transports", ()):
+            hello = {**hello, "available": False, "reason": f"no {transport} driver"}
+            assert process.stdin is not None
+            process.stdin.close()
+        if not hello.get("available"):
+            process.wait()
+            return cls(name, None, hello)
+        return cls(name, process, hello)
+
+    def ask(self, command: dict[str, Any]) -> dict[str, Any]:
+        assert self.process is not None
+        stdin: IO[str] = self.process.stdin  # type: ignore[assignment]
+        stdout: IO[str] = self.process.stdout  # type: ignore[assignment]
+        stdin.write(json.dumps(command) + "\n")
+        stdin.flush()
+        line = stdout.readline()
+        if not line:
+            return {"ok": False, "error": "worker died"}
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def measures(self, metric: str) -> bool:
+        metrics = self.hello.get("metrics")
+        return metrics is None or metric in metrics
+
+    def stop(self) -> None:
+        if self.process is not None:
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+            self.process.wait(timeout=30)
+
+
+@dataclass
+class Results:
+    """Everything one invocation measured, ready for the report and ``--json``."""
+
+    settings: Settings
+    #: transport -> implementation -> its worker's hello (versions, or why unavailable)
+    implementations: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+    finished: float = 0.0
+    load_before: tuple[float, ...] = ()
+    load_after: tuple[float, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "settings": self.settings.to_json(),
+            "implementations": self.implementations,
+            "samples": self.samples,
+            "started": self.started,
+            "finished": self.finished,
+            "loadavg_before": self.load_before,
+            "loadavg_after": self.load_after,
+        }
+
+
+def _rotated(items: Sequence[str], by: int) -> list[str]:
+    if not items:
+        return []
+    k = by % len(items)
+    return [*items[k:], *items[:k]]
+
+
+class _Progress:
+    def __init__(self, total: int, emit: Callable[[str], None]) -> None:
+        self.total, self.done, self.emit = total, 0, emit
+
+    def record(self, record: dict[str, Any]) -> None:
+        self.done += 1
+        self.emit(_progress_line(self.done, self.total, record))
+
+
+def run(settings: Settings, progress: Callable[[str], None]) -> Results:
+    """Measure every implementation at every point of every metric and transport."""
+    results = Results(settings, load_before=os.getloadavg())
+    plan = []
+    for transport in settings.transports:
+        workers = [Worker.start(n, transport) for n in settings.implementations[transport]]
+        results.implementations[transport] = {w.name: w.hello for w in workers}
+        for worker in workers:
+            if not worker.available:
+                progress(f"{transport} {worker.name}: UNAVAILABLE ({worker.hello.get('reason')})")
+        plan.append((transport, [w for w in workers if w.available]))
+    total = sum(
+        settings.repeats * len(settings.points(t, m)) * len([w for w in live if w.measures(m)])
+        for t, live in plan
+        for m in settings.metrics
+    )
+    counter = _Progress(total, progress)
+    try:
+        for transport, live in plan:
+            for metric in settings.metrics:
+                _measure(settings, transport, metric, live, results, counter)
+            for worker in live:
+                worker.stop()
+    finally:
+        for _transport, live in plan:
+            for worker in live:
+                if worker.process is not None and worker.process.poll() is None:
+                    worker.stop()
+    results.finished = time.time()
+    results.load_after = os.getloadavg()
+    return results
+
+
+def _measure(
+    settings: Settings,
+    transport: str,
+    metric: str,
+    live: list[Worker],
+    results: Results,
+    counter: _Progress,
+) -> None:
+    by_name = {w.name: w for w in live if w.measures(metric)}
+    for repeat in range(settings.repeats):
+        for point in settings.points(transport, metric):
+            for name in _rotated(list(by_name), repeat):
+                command = settings.command(transport, metric, point)
+                if metric == "parked":  # a fresh process: its memory is the run's alone
+                    fresh = Worker.start(name, transport)
+                    try:
+                        answer = fresh.ask(command)
+                    finally:
+                        fresh.stop()
+                else:
+                    answer = by_name[name].ask(command)
+                record = {
+                    "implementation": name,
+                    "transport": transport,
+                    "metric": metric,
+                    "concurrency": point,
+                    "repeat": repeat,
+                    **({"sample": answer["sample"]} if answer.get("ok") else {}),
+                    **({} if answer.get("ok") else {"error": answer.get("error")}),
+                }
+                results.samples.append(record)
+                counter.record(record)
+
+
+def _progress_line(done: int, total: int, record: dict[str, Any]) -> str:
+    head = (
+        f"[{done:>3}/{total}] {record['transport']:<6} {record['metric']:<10} "
+        f"r{record['repeat']} {record['implementation']:<16} x{record['concurrency']:<5}"
+    )
+    if "error" in record:
+        return f"{head} ERROR {record['error']}"
+    sample = record["sample"]
+    if "unsupported" in sample:
+        return f"{head} n/a ({sample['unsupported']})"
+    if record["metric"] == "parked":
+        cancel = sample["cancel_s"]
+        shown = "never (all not observed)" if cancel is None else f"{cancel * 1e3:.1f} ms"
+        return (
+            f"{head} {sample['bytes_per_request'] / 1024:7.1f} KiB/request  cancel {shown}  "
+            f"observed {sample['observed']}/{sample['parked']}  "
+            f"{'clean' if sample['leak_free'] else 'LEAK'}"
+        )
+    if record["metric"] == "fanout":
+        return (
+            f"{head} one {sample['one_s'] * 1e3:7.2f} ms  x{sample['n']} "
+            f"{sample['fanout_s'] * 1e3:7.2f} ms  ratio {sample['ratio']:.1f}"
+        )
+    lat = sample["latency_s"]
+    return (
+        f"{head} {sample['calls_per_s']:>9.0f} calls/s  "
+        f"p50 {lat['p50'] * 1e3:7.3f} ms  p99 {lat['p99'] * 1e3:7.3f} ms"
+    )

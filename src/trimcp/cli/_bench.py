@@ -1,0 +1,22 @@
+"""``trimcp bench``: the benchmarks of :mod:`trimcp.bench` as a subcommand."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from trimcp.bench import add_arguments, run
+
+__all__ = ["add_bench"]
+
+
+def add_bench(commands: Any) -> None:
+    """Register ``bench`` on the ``trimcp`` subparsers ``commands``."""
+    bench: argparse.ArgumentParser = commands.add_parser(
+        "bench",
+        help="benchmark trimcp, the mcp SDK and a raw floor (or any MCP server)",
+        description="Throughput and p50/p99 at 1..10000 calls in flight, memory per parked "
+        "request, cancellation latency and sampling fan-out, per transport.",
+    )
+    add_arguments(bench)
+    bench.set_defaults(func=run)

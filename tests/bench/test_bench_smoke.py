@@ -1,0 +1,63 @@
+"""Smoke test of the benchmark tool: a tiny in-memory run, its JSON output's shape.
+
+Not a timed test: it checks that every metric produced a sample for trimcp and the
+floor, that the figures are positive and that cancellation left nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from trimcp.cli import build_parser
+
+
+def test_bench_subcommand_parses() -> None:
+    args = build_parser().parse_args(["bench", "--transport", "memory,stdio", "--quick"])
+    assert args.transport == ("memory", "stdio")
+    assert args.quick
+
+
+def test_tiny_memory_run_writes_complete_json(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    command = [
+        sys.executable, "-m", "trimcp.bench", "--transport", "memory", "--impl", "trimcp,floor",
+        "--concurrency", "1,10", "--repeats", "1", "--warmup", "0.05", "--duration", "0.2",
+        "--parked", "20", "--fanout", "5", "--json", str(out),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(out.read_text())
+    assert data["settings"]["transports"] == ["memory"]
+    assert set(data["implementations"]["memory"]) == {"trimcp", "floor"}
+    by_metric: dict[str, list[dict[str, object]]] = {}
+    for record in data["samples"]:
+        assert "error" not in record, record
+        by_metric.setdefault(record["metric"], []).append(record)
+    throughput = by_metric["throughput"]
+    assert {(r["implementation"], r["concurrency"]) for r in throughput} == {
+        (name, level) for name in ("trimcp", "floor") for level in (1, 10)
+    }
+    for record in throughput:
+        sample = record["sample"]
+        assert sample["calls"] > 0
+        assert sample["calls_per_s"] > 0
+        assert 0 < sample["latency_s"]["p50"] <= sample["latency_s"]["p99"]
+    for record in by_metric["parked"]:
+        sample = record["sample"]
+        assert sample["parked"] == 20
+        assert sample["observed"] == 20
+        assert sample["cancel_s"] > 0
+        assert sample["bytes_per_request"] > 0
+        assert sample["leak_free"] is True
+    for record in by_metric["fanout"]:
+        sample = record["sample"]
+        assert sample["n"] == 5
+        assert sample["one_s"] > 0
+        assert sample["fanout_s"] > 0
+    summary = data["summary"]["memory"]["throughput"]["calls/s"]
+    assert summary["10"]["trimcp"]["median"] > 0
+    assert summary["10"]["trimcp/floor"] > 0
+    assert "calls/s" in done.stdout
