@@ -126,7 +126,9 @@ class EraState:
         if self.version is not None and isinstance(message, Request):
             params = dict(message.params or {})
             existing = params.get("_meta")
-            params["_meta"] = {**(existing if isinstance(existing, dict) else {}), **self.meta()}
+            # What the caller put in this request's _meta wins: per-request capabilities
+            # (an extension declared for one call, say) are the era's design.
+            params["_meta"] = {**self.meta(), **(existing if isinstance(existing, dict) else {})}
             message = Request(id=message.id, method=message.method, params=params)
         await call_next(message)
 
