@@ -103,8 +103,9 @@ async def main() -> None:
     demo = Demo()
     command = trimcp.stdio_command(sys.executable, "-m", "trimcp", "serve", SERVER)
     with trio.fail_after(10):
+        # A session (handshake era): the watch tool's report comes from detached work.
         async with trimcp.open_client(
-            command, sampling=sampling, elicitation=elicitation, on_log=demo.on_log
+            command, sampling=sampling, elicitation=elicitation, on_log=demo.on_log, era="handshake"
         ) as client:
             info = client.server_info
             say("client", f"connected to {info.name if info else '?'} ({client.protocol_version})")

@@ -36,8 +36,9 @@ async def main(argv: list[str]) -> None:
     async def on_updated(params: Any) -> None:
         updates.append(params.uri)
 
+    # A session (handshake era): resource subscriptions exist only there.
     async with trimcp.open_client(
-        transport(argv), on_log=on_log, on_resource_updated=on_updated
+        transport(argv), on_log=on_log, on_resource_updated=on_updated, era="handshake"
     ) as client:
         info = client.server_info
         assert info is not None

@@ -42,7 +42,7 @@ async def test_detached_work_keeps_running_after_the_response() -> None:
         ctx.detach_for_background(work, "job")
         return "accepted"
 
-    async with open_client(server.in_memory(), middlewares=middlewares) as client:
+    async with open_client(server.in_memory(), middlewares=middlewares, era="handshake") as client:
         result = await client.call_tool("kick")
         assert result.content[0].text == "accepted"  # type: ignore[union-attr]
         session = server_session(server)
@@ -82,7 +82,7 @@ async def test_detached_work_can_still_notify_the_client() -> None:
         logs.append(params)
         got_log.set()
 
-    async with open_client(server.in_memory(), on_log=on_log) as client:
+    async with open_client(server.in_memory(), on_log=on_log, era="handshake") as client:
         await client.call_tool("kick")
         assert logs == []
         go.set()
@@ -110,7 +110,7 @@ async def test_detached_work_is_cancelled_when_the_session_closes() -> None:
         return "accepted"
 
     async with no_leaked_tasks():
-        async with open_client(server.in_memory()) as client:
+        async with open_client(server.in_memory(), era="handshake") as client:
             await client.call_tool("kick")
             session = server_session(server)
             assert session.background_tasks == 1
@@ -135,7 +135,7 @@ async def test_a_failing_detached_task_is_logged_and_the_session_lives_on(
         return "accepted"
 
     with caplog.at_level(logging.ERROR):
-        async with open_client(server.in_memory()) as client:
+        async with open_client(server.in_memory(), era="handshake") as client:
             await client.call_tool("kick")
             await trio.testing.wait_all_tasks_blocked()
             assert server_session(server).background_tasks == 0
@@ -157,7 +157,7 @@ async def test_background_notifications_are_not_tied_to_a_request() -> None:
         return "accepted"
 
     transport = RecordingTransport(server)
-    async with open_client(transport) as client:
+    async with open_client(transport, era="handshake") as client:
         await client.call_tool("kick")
         await trio.testing.wait_all_tasks_blocked()
     assert transport.channel is not None

@@ -53,7 +53,10 @@ async def test_cancelling_a_call_tells_the_server_and_gets_no_answer() -> None:
             raise
         return "never"
 
-    async with no_leaked_tasks(), open_client(server.in_memory(), middlewares=middlewares) as c:
+    async with (
+        no_leaked_tasks(),
+        open_client(server.in_memory(), middlewares=middlewares, era="handshake") as c,
+    ):
         async with trio.open_nursery() as nursery:
 
             async def call() -> None:
@@ -92,7 +95,7 @@ async def test_a_failing_client_handler_is_an_internal_error_for_the_server(
         raise RuntimeError("client secret 42")
 
     with caplog.at_level(logging.ERROR):
-        async with open_client(server.in_memory(), sampling=broken) as client:
+        async with open_client(server.in_memory(), sampling=broken, era="handshake") as client:
             result = await client.call_tool("ask")
     assert result.content[0].text == f"{INTERNAL_ERROR} Internal error"  # type: ignore[union-attr]
     assert any("client secret 42" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
@@ -111,7 +114,7 @@ async def test_set_logging_level_filters_what_the_server_sends() -> None:
     async def on_log(params: LoggingMessageParams) -> None:
         logs.append(params)
 
-    async with open_client(server.in_memory(), on_log=on_log) as client:
+    async with open_client(server.in_memory(), on_log=on_log, era="handshake") as client:
         await client.call_tool("chatter")
         await trio.testing.wait_all_tasks_blocked()
         assert [p.data for p in logs] == ["debug", "info", "warning", "error", "critical"]
@@ -142,7 +145,7 @@ async def test_a_server_choosing_an_unknown_version_is_refused() -> None:
 
         nursery.start_soon(answer)
         with pytest.raises(McpError) as info:
-            async with open_client(transport):
+            async with open_client(transport, era="handshake"):
                 raise AssertionError("must not get here")
         assert info.value.code == INVALID_PARAMS
         assert "1999-01-01" in info.value.message
@@ -162,7 +165,12 @@ async def test_initialize_request_carries_the_client_capabilities() -> None:
 
         nursery.start_soon(answer)
         async with open_client(
-            transport, name="me", version="3", protocol_version="2025-06-18", sampling=sample
+            transport,
+            name="me",
+            version="3",
+            protocol_version="2025-06-18",
+            sampling=sample,
+            era="handshake",
         ) as client:
             assert client.protocol_version == "2025-03-26"  # the server's choice wins
             assert client.server_info is not None
@@ -183,7 +191,9 @@ async def test_client_limits_apply_to_its_calls(autojump_clock: Any) -> None:
         await trio.sleep_forever()
         return "never"
 
-    async with open_client(server.in_memory(), limits=SessionLimits(request_timeout=3)) as c:
+    async with open_client(
+        server.in_memory(), limits=SessionLimits(request_timeout=3), era="handshake"
+    ) as c:
         start = trio.current_time()
         with pytest.raises(McpError) as info:
             await c.call_tool("hang")
@@ -201,7 +211,7 @@ async def test_leaving_open_client_closes_both_sessions() -> None:
         return "x"
 
     async with no_leaked_tasks():
-        async with open_client(server.in_memory()) as client:
+        async with open_client(server.in_memory(), era="handshake") as client:
             await client.call_tool("t")
             server_side = server_session(server)
         assert client.session.is_closed

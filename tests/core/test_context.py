@@ -112,7 +112,7 @@ async def test_session_view_shows_both_sides() -> None:
         return "ok"
 
     async with open_client(
-        server.in_memory(), name="cli", protocol_version="2025-06-18", roots=[]
+        server.in_memory(), name="cli", protocol_version="2025-06-18", roots=[], era="handshake"
     ) as client:
         await client.call_tool("look")
         assert client.state.server_info is not None
@@ -162,7 +162,7 @@ async def test_progress_is_a_noop_without_a_token() -> None:
         await ctx.report_progress(0.5)  # not even checked: nobody asked for progress
         return "ok"
 
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         await client.call_tool("work")
     assert not any(isinstance(m, Notification) and "progress" in m.method for m in sent)
 
@@ -189,7 +189,7 @@ async def test_progress_reaches_on_progress_in_order_and_must_not_decrease() -> 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         got.append((progress, total, message))
 
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         result = await client.call_tool("work", on_progress=on_progress)
         assert result.content[0].text == "ok"  # type: ignore[union-attr]
     assert got == [(1, 4, "one"), (2, 4, None), (2, 4, "same is fine"), (4, 4, "done")]
@@ -267,7 +267,9 @@ async def test_client_side_handlers_get_a_context_too() -> None:
         seen.append((ctx.request_id, ctx.method))
         return []
 
-    async with open_client(server.in_memory(), roots=roots, middlewares=middlewares) as client:
+    async with open_client(
+        server.in_memory(), roots=roots, middlewares=middlewares, era="handshake"
+    ) as client:
         await client.call_tool("ask")
         assert server_session(server).pending == 0
     assert len(seen) == 1

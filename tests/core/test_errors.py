@@ -96,7 +96,7 @@ async def test_a_caller_receives_the_peer_error_as_mcp_error() -> None:
     async def t() -> str:
         return "x"
 
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         with pytest.raises(McpError) as info:
             await client.request("no/such/method")
         assert info.value.code == METHOD_NOT_FOUND
@@ -190,7 +190,7 @@ async def test_tool_failures_are_error_results(caplog: pytest.LogCaptureFixture)
     server = _tool_server()
     check = SchemaCheck().install(server.middlewares)
     with caplog.at_level(logging.ERROR):
-        async with open_client(server.in_memory()) as client:
+        async with open_client(server.in_memory(), era="handshake") as client:
             invalid = await client.call_tool("add", {"a": "not a number"})
             assert invalid.is_error
             assert "$.arguments.a" in invalid.content[0].text  # type: ignore[union-attr]
@@ -224,7 +224,7 @@ async def test_unknown_tool_and_malformed_call_are_invalid_params() -> None:
 
 
 async def test_client_sees_unknown_tool_as_mcp_error() -> None:
-    async with open_client(_tool_server().in_memory()) as client:
+    async with open_client(_tool_server().in_memory(), era="handshake") as client:
         with pytest.raises(McpError) as info:
             await client.call_tool("nope")
         assert info.value.code == INVALID_PARAMS

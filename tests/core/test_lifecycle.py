@@ -99,7 +99,7 @@ async def test_client_calls_fail_with_connection_closed_when_the_server_goes_awa
     with trio.fail_after(30):
         async with no_leaked_tasks(), trio.open_nursery() as nursery:
             nursery.start_soon(transport.answer_initialize)
-            async with open_client(transport) as client:
+            async with open_client(transport, era="handshake") as client:
                 errors: list[BaseException] = []
 
                 async def call() -> None:
@@ -167,7 +167,7 @@ async def test_each_handshake_revision_is_negotiated(version: str) -> None:
     async def which(ctx: ToolContext) -> str:
         return ctx.session.protocol_version or "none"
 
-    async with open_client(server.in_memory(), protocol_version=version) as client:
+    async with open_client(server.in_memory(), protocol_version=version, era="handshake") as client:
         assert client.protocol_version == version
         assert server_session(server).state.protocol_version == version
         result = await client.call_tool("which")
@@ -241,7 +241,7 @@ async def test_ping_in_both_directions() -> None:
         await call_next(message)
 
     middlewares.client_recv.add(record)
-    async with open_client(server.in_memory(), middlewares=middlewares) as client:
+    async with open_client(server.in_memory(), middlewares=middlewares, era="handshake") as client:
         await client.ping()
         assert isinstance(seen[-1], Response)
         assert seen[-1].result == {}
@@ -265,7 +265,7 @@ async def test_a_server_without_tools_answers_tools_list_with_method_not_found()
 
 async def test_a_client_without_sampling_answers_method_not_found() -> None:
     server = Server("s")
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         assert client.state.client_capabilities.sampling is None
         session = server_session(server)
         for method in ("sampling/createMessage", "elicitation/create", "roots/list"):
@@ -283,7 +283,9 @@ async def test_call_tool_against_a_server_without_tools_fails_locally() -> None:
         await call_next(message)
 
     middlewares.client_send.add(record)
-    async with open_client(Server("bare").in_memory(), middlewares=middlewares) as client:
+    async with open_client(
+        Server("bare").in_memory(), middlewares=middlewares, era="handshake"
+    ) as client:
         before = len(sent)
         with pytest.raises(McpError) as info:
             await client.call_tool("anything", {})

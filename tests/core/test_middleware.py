@@ -118,7 +118,9 @@ async def test_stacks_are_named_by_direction_on_both_sides() -> None:
     async def progress(p: float, t: float | None, m: str | None) -> None:
         pass
 
-    async with open_client(server.in_memory(), sampling=sampler, middlewares=client_mw) as c:
+    async with open_client(
+        server.in_memory(), sampling=sampler, middlewares=client_mw, era="handshake"
+    ) as c:
         await c.call_tool("ask", on_progress=progress)
     # Server: inbound requests, notifications and answers to reverse calls come in ...
     assert logs["server_recv"] == [
@@ -181,7 +183,7 @@ async def test_a_server_send_middleware_can_drop_notifications() -> None:
     async def on_log(params: Any) -> None:
         logs.append(params)
 
-    async with open_client(server.in_memory(), on_log=on_log) as client:
+    async with open_client(server.in_memory(), on_log=on_log, era="handshake") as client:
         result = await client.call_tool("chatty")
         await trio.testing.wait_all_tasks_blocked()
     assert result.content[0].text == "quiet"  # type: ignore[union-attr]
@@ -217,7 +219,7 @@ async def test_middleware_can_replace_messages_both_ways() -> None:
             )
         await call_next(message)
 
-    async with open_client(server.in_memory(), middlewares=client_mw) as client:
+    async with open_client(server.in_memory(), middlewares=client_mw, era="handshake") as client:
         result = await client.call_tool("greet", {"name": "ada"})
     assert result.content[0].text == "HELLO MIDDLEWARE"  # type: ignore[union-attr]
 
@@ -241,6 +243,6 @@ async def test_a_client_send_middleware_can_add_meta_to_every_request() -> None:
             message = Request(id=message.id, method=message.method, params=params)
         await call_next(message)
 
-    async with open_client(server.in_memory(), middlewares=client_mw) as client:
+    async with open_client(server.in_memory(), middlewares=client_mw, era="handshake") as client:
         await client.call_tool("meta")
     assert seen_meta == [{"trace": "t-1"}]

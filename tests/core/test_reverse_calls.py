@@ -75,6 +75,7 @@ async def test_sample_elicit_and_list_roots_through_a_real_client() -> None:
             sampling=echo_sampler,
             elicitation=elicit,
             roots=[Root(uri="file:///home/ada", name="home")],
+            era="handshake",
         ) as client,
     ):
         result = await client.call_tool("ask")
@@ -101,7 +102,9 @@ async def test_roots_handler_may_be_a_function_and_elicit_can_be_declined() -> N
     async def decline(ctx: HandlerContext, params: ElicitParams) -> ElicitResult:
         return ElicitResult(action="decline")
 
-    async with open_client(server.in_memory(), elicitation=decline, roots=roots) as client:
+    async with open_client(
+        server.in_memory(), elicitation=decline, roots=roots, era="handshake"
+    ) as client:
         result = await client.call_tool("ask")
         assert result.content[0].text == "decline:None:['a', 'b']"  # type: ignore[union-attr]
 
@@ -117,7 +120,7 @@ async def test_reverse_requests_are_sent_related_to_the_forward_request() -> Non
         return "done"
 
     transport = RecordingTransport(server)
-    async with open_client(transport, sampling=echo_sampler, roots=[]) as client:
+    async with open_client(transport, sampling=echo_sampler, roots=[], era="handshake") as client:
         await client.call_tool("ask")
     assert transport.channel is not None
     sent = transport.channel.sent
@@ -163,7 +166,9 @@ async def test_several_reverse_calls_from_one_handler_overlap() -> None:
         return CreateMessageResult(role="assistant", content=TextContent(text=mine), model="m")
 
     with trio.fail_after(WAIT):
-        async with open_client(server.in_memory(), sampling=waits_for_the_other) as client:
+        async with open_client(
+            server.in_memory(), sampling=waits_for_the_other, era="handshake"
+        ) as client:
             result = await client.call_tool("both")
     assert result.content[0].text == "ab"  # type: ignore[union-attr]
 
@@ -192,7 +197,7 @@ async def test_reverse_calls_without_the_client_capability_raise_capability_erro
                 missing.append(f"{exc.capability}:{exc.code}")
         return ",".join(missing)
 
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         result = await client.call_tool("ask")
     assert result.content[0].text == "sampling:-32601,elicitation:-32601,roots:-32601"  # type: ignore[union-attr]
     assert not any(isinstance(m, Request) for m in sent)  # nothing was asked of the client
@@ -219,7 +224,7 @@ async def test_reverse_calls_are_bounded_by_max_reverse_calls() -> None:
         return CreateMessageResult(role="assistant", content=TextContent(text="a"), model="m")
 
     with trio.fail_after(WAIT):
-        async with open_client(server.in_memory(), sampling=counting) as client:
+        async with open_client(server.in_memory(), sampling=counting, era="handshake") as client:
             result = await client.call_tool("fan")
     assert result.content[0].text == "done"  # type: ignore[union-attr]
     assert peak == 2

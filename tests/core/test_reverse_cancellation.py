@@ -114,7 +114,7 @@ async def test_client_cancelling_its_call_cancels_the_reverse_calls(autojump_clo
     async with (
         no_leaked_tasks(),
         open_client(
-            obs.server.in_memory(), sampling=blocked, middlewares=obs.middlewares
+            obs.server.in_memory(), sampling=blocked, middlewares=obs.middlewares, era="handshake"
         ) as client,
     ):
         with trio.move_on_after(5) as scope:
@@ -165,7 +165,7 @@ async def test_handler_timeout_cancels_the_reverse_calls_first(autojump_clock: A
     obs = Observed(n=2, limits=SessionLimits(handler_timeout=5))
     blocked = Blocked()
     async with open_client(
-        obs.server.in_memory(), sampling=blocked, middlewares=obs.middlewares
+        obs.server.in_memory(), sampling=blocked, middlewares=obs.middlewares, era="handshake"
     ) as client:
         start = trio.current_time()
         with pytest.raises(McpError) as info:
@@ -191,7 +191,7 @@ async def test_session_ending_cancels_the_reverse_calls_and_tells_the_client(
     obs = Observed(n=2)
     blocked = Blocked()
     async with open_client(
-        obs.server.in_memory(), sampling=blocked, middlewares=obs.middlewares
+        obs.server.in_memory(), sampling=blocked, middlewares=obs.middlewares, era="handshake"
     ) as client:
 
         async def close_soon() -> None:
@@ -217,7 +217,7 @@ async def test_cancel_notices_for_reverse_calls_go_with_the_forward_request() ->
         return "never"
 
     transport = RecordingTransport(server)
-    async with open_client(transport, sampling=Blocked()) as client:
+    async with open_client(transport, sampling=Blocked(), era="handshake") as client:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(partial(client.call_tool, "ask"))
             with trio.fail_after(WAIT):
@@ -253,7 +253,7 @@ async def test_leaving_the_client_during_a_reverse_call_leaves_nothing_behind() 
         return "never"
 
     async with no_leaked_tasks():
-        async with open_client(server.in_memory(), sampling=blocked) as client:
+        async with open_client(server.in_memory(), sampling=blocked, era="handshake") as client:
             session = server_session(server)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(partial(client.call_tool, "ask"))

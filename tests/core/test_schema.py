@@ -76,6 +76,7 @@ async def test_every_server_message_validates(version: str, autojump_clock: Any)
         sampling=sampler,
         elicitation=elicit if has_elicitation else None,
         roots=[Root(uri="file:///r", name="r")],
+        era="handshake",
     ) as client:
         await client.ping()
         await client.set_logging_level("debug")
@@ -123,7 +124,9 @@ def test_the_checker_rejects_invalid_messages() -> None:
 async def test_the_recorder_pairs_responses_with_their_requests() -> None:
     server = _server()
     recorder = SchemaCheck().install(server.middlewares)
-    async with open_client(server.in_memory(), sampling=sampler, roots=[]) as client:
+    async with open_client(
+        server.in_memory(), sampling=sampler, roots=[], era="handshake"
+    ) as client:
         await client.list_tools()
     methods = [method for message, method in recorder.sent if isinstance(message, Response)]
     assert methods == ["initialize", "tools/list"]

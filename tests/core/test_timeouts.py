@@ -60,7 +60,7 @@ async def test_call_tool_timeout_through_the_client_api(autojump_clock: Any) -> 
     transport = RawServerTransport()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(transport.answer_initialize)
-        async with open_client(transport) as client:
+        async with open_client(transport, era="handshake") as client:
             start = trio.current_time()
             with pytest.raises(RequestTimeoutError):
                 await client.call_tool("x", {}, timeout=7)

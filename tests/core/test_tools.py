@@ -31,7 +31,7 @@ def _many_tools(count: int, page_size: int) -> Server:
 async def test_pagination_pages_and_list_all() -> None:
     server = _many_tools(5, page_size=2)
     check = SchemaCheck().install(server.middlewares)
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         first = await client.list_tools()
         assert [t.name for t in first.tools] == ["t0", "t1"]
         assert first.next_cursor is not None
@@ -49,7 +49,7 @@ async def test_pagination_pages_and_list_all() -> None:
 
 async def test_an_invalid_cursor_is_invalid_params() -> None:
     server = _many_tools(3, page_size=2)
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         for cursor in ("garbage!", "dG9vbHM6eA==", "cHJvbXB0czoy", "x" * 100):
             with pytest.raises(McpError) as info:
                 await client.list_tools(cursor)
@@ -66,7 +66,7 @@ async def test_tools_call_with_arguments_and_context() -> None:
         """Say hello."""
         return " ".join([f"hi {name}"] * times) + f" (req {ctx.request_id})"
 
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         (tool,) = await client.list_all_tools()
         assert tool.description == "Say hello."
         assert set(tool.input_schema["properties"]) == {"name", "times"}
@@ -90,7 +90,9 @@ async def test_list_changed_reaches_initialized_clients_on_add_and_remove() -> N
         await call_next(message)
 
     async with served(server, initialize=False) as (raw, _raw_session):
-        async with open_client(server.in_memory(), middlewares=middlewares) as client:
+        async with open_client(
+            server.in_memory(), middlewares=middlewares, era="handshake"
+        ) as client:
             assert client.state.server_capabilities.tools is not None
             assert client.state.server_capabilities.tools.list_changed
             assert (await client.list_tools()).tools == []
@@ -147,7 +149,7 @@ def _structured_server() -> Server:
 async def test_structured_output_schema_and_content() -> None:
     server = _structured_server()
     check = SchemaCheck().install(server.middlewares)
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         (tool,) = await client.list_all_tools()
         assert tool.title == "Weather report"
         assert tool.output_schema is not None
@@ -201,7 +203,7 @@ async def test_a_replaced_tool_keeps_one_entry() -> None:
 
     server.tool(name="t")(v1)
     server.tool(name="t")(v2)
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         tools: list[Any] = await client.list_all_tools()
         assert [t.name for t in tools] == ["t"]
         assert (await client.call_tool("t")).content[0].text == "two"  # type: ignore[union-attr]

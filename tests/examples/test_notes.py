@@ -73,7 +73,9 @@ async def test_the_server_in_memory_on_every_revision() -> None:
         module = _load()  # fresh notes each time
         server: trimcp.Server = module.server
         check = SchemaCheck(server)
-        async with trimcp.open_client(server.in_memory(), protocol_version=version) as client:
+        async with trimcp.open_client(
+            server.in_memory(), protocol_version=version, era="handshake"
+        ) as client:
             found = await client.call_tool("search", {"query": "trio"})
             missing = await client.call_tool("tag_note", {"id": "99", "tag": "x"})
             deleted = await client.call_tool("delete_note", {"id": "1"})

@@ -183,7 +183,9 @@ async def client_against_bytes(
         done = trio.Event()
 
         async def run_client() -> None:
-            async with open_client(Transport(), limits=limits, **options) as client:
+            async with open_client(
+                Transport(), limits=limits, **options, era="handshake"
+            ) as client:
                 await ready.send(client)
                 await done.wait()
 

@@ -168,7 +168,7 @@ async def test_a_typed_form_handler_gets_defaults_filled_in() -> None:
         return request.accept({"pets": ["dog"], "size": "l"})
 
     handlers = Elicitation(form=form, fill_defaults=True)
-    async with open_client(server.in_memory(), elicitation=handlers) as client:
+    async with open_client(server.in_memory(), elicitation=handlers, era="handshake") as client:
         with trio.fail_after(WAIT):
             result = await client.call_tool("ask")
     assert seen[0].message == "Tell me"
@@ -198,10 +198,12 @@ async def test_a_plain_handler_passes_through_and_typed_answers_are_checked() ->
         return ElicitResult(action="accept", content={"name": "x"})
 
     # A plain handler's answer passes through unchecked, as before.
-    async with open_client(server.in_memory(), elicitation=plain) as client:
+    async with open_client(server.in_memory(), elicitation=plain, era="handshake") as client:
         passed = await client.call_tool("ask")
     assert passed.structured_content == {"action": "accept", "content": {"name": "x"}}
-    async with open_client(server.in_memory(), elicitation=Elicitation(form=typed)) as client:
+    async with open_client(
+        server.in_memory(), elicitation=Elicitation(form=typed), era="handshake"
+    ) as client:
         with trio.fail_after(WAIT):
             # The client does not send an answer that breaks the form: its handler's
             # failure is -32603, which the tool passes on.
@@ -217,7 +219,9 @@ async def test_a_plain_handler_passes_through_and_typed_answers_are_checked() ->
     async def never(ctx: HandlerContext, request: FormRequest) -> ElicitResult:
         raise AssertionError("not called")
 
-    async with open_client(server.in_memory(), elicitation=Elicitation(form=never)) as client:
+    async with open_client(
+        server.in_memory(), elicitation=Elicitation(form=never), era="handshake"
+    ) as client:
         for params in (
             {"message": "m", "requestedSchema": {"type": "object", "properties": {"n": {}}}},
             {"mode": "url", "message": "m", "url": "https://x", "elicitationId": "1"},
@@ -244,7 +248,7 @@ async def test_url_mode_and_the_completion_notice() -> None:
         completed.append(elicitation_id)
 
     handlers = Elicitation(url=url, on_complete=on_complete)
-    async with open_client(server.in_memory(), elicitation=handlers) as client:
+    async with open_client(server.in_memory(), elicitation=handlers, era="handshake") as client:
         assert client.state.client_capabilities.elicitation is not None
         assert client.state.client_capabilities.elicitation.url == {}
         with trio.fail_after(WAIT):
@@ -267,7 +271,9 @@ async def test_url_elicitation_required_reaches_the_caller_typed() -> None:
     async def url(ctx: HandlerContext, params: ElicitUrlParams) -> ElicitResult:
         return ElicitResult(action="decline")
 
-    async with open_client(server.in_memory(), elicitation=Elicitation(url=url)) as client:
+    async with open_client(
+        server.in_memory(), elicitation=Elicitation(url=url), era="handshake"
+    ) as client:
         with pytest.raises(UrlElicitationRequiredError) as info:
             await client.call_tool("needs_auth")
     assert info.value.elicitation_ids == ["e-1"]
@@ -281,7 +287,10 @@ async def test_form_only_and_older_revisions_declare_the_plain_capability() -> N
         return request.decline()
 
     async with open_client(
-        server.in_memory(), elicitation=Elicitation(form=form), protocol_version="2025-06-18"
+        server.in_memory(),
+        elicitation=Elicitation(form=form),
+        protocol_version="2025-06-18",
+        era="handshake",
     ) as client:
         capability = client.state.client_capabilities.elicitation
         assert capability is not None

@@ -81,7 +81,9 @@ async def test_sampling_with_tools_end_to_end() -> None:
             )
         return CreateMessageResult(role="assistant", content=TextContent(text="Sunny"), model="m")
 
-    async with open_client(server.in_memory(), sampling=Sampling(handler=model, tools=True)) as c:
+    async with open_client(
+        server.in_memory(), sampling=Sampling(handler=model, tools=True), era="handshake"
+    ) as c:
         capability = c.state.client_capabilities.sampling
         assert capability is not None
         assert capability.tools == {}
@@ -115,13 +117,15 @@ async def test_the_client_refuses_tools_it_did_not_declare_and_broken_turns() ->
 
     tools = {"name": "t", "inputSchema": {"type": "object"}}
     use = {"type": "tool_use", "id": "1", "name": "t", "input": {}}
-    async with open_client(server.in_memory(), sampling=model) as client:
+    async with open_client(server.in_memory(), sampling=model, era="handshake") as client:
         assert client.state.client_capabilities.sampling is not None
         assert client.state.client_capabilities.sampling.tools is None
         text = {"role": "user", "content": {"type": "text", "text": "hi"}}
         code = await _raw_sample(server, {"messages": [text], "maxTokens": 5, "tools": [tools]})
         assert code == INVALID_PARAMS
-    async with open_client(server.in_memory(), sampling=Sampling(handler=model, tools=True)):
+    async with open_client(
+        server.in_memory(), sampling=Sampling(handler=model, tools=True), era="handshake"
+    ):
         unanswered = {"role": "assistant", "content": [use]}
         code = await _raw_sample(server, {"messages": [unanswered], "maxTokens": 5})
         assert code == INVALID_PARAMS
@@ -138,7 +142,7 @@ async def test_set_roots_notifies_and_the_server_sees_the_new_list() -> None:
         await call_next(message)
 
     first = [Root(uri="file:///a", name="a")]
-    async with open_client(server.in_memory(), roots=first) as client:
+    async with open_client(server.in_memory(), roots=first, era="handshake") as client:
         capability = client.state.client_capabilities.roots
         assert capability is not None
         assert capability.list_changed is True
@@ -157,10 +161,10 @@ async def test_roots_from_a_handler_and_no_roots() -> None:
     async def dynamic(ctx: HandlerContext) -> list[Root]:
         return [Root(uri="file:///dyn")]
 
-    async with open_client(server.in_memory(), roots=dynamic) as client:
+    async with open_client(server.in_memory(), roots=dynamic, era="handshake") as client:
         result = await client.call_tool("roots")
     assert result.structured_content == {"result": ["file:///dyn"]}
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         with pytest.raises(McpError, match="without roots"):
             await client.set_roots([])
 
@@ -193,6 +197,7 @@ async def test_declared_capabilities_fit_the_requested_revision(
         protocol_version=version,
         sampling=Sampling(handler=model, tools=True),
         elicitation=Elicitation(form=form, url=url),
+        era="handshake",
     ) as client:
         declared = client.state.client_capabilities
         session = next(iter(server.sessions))

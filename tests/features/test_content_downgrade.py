@@ -68,7 +68,7 @@ def _server() -> Server:
 async def test_tool_and_prompt_content_fit_each_revision(version: str) -> None:
     server = _server()
     check = SchemaCheck(server)
-    async with open_client(server.in_memory(), protocol_version=version) as client:
+    async with open_client(server.in_memory(), protocol_version=version, era="handshake") as client:
         result = await client.call_tool("everything")
         prompt = await client.get_prompt("show")
     kinds = [block.type for block in result.content]
@@ -120,7 +120,9 @@ async def test_sampling_messages_fit_the_revision(version: str) -> None:
         got.append(params)
         return CreateMessageResult(role="assistant", content=TextContent(text="heard"), model="m")
 
-    async with open_client(server.in_memory(), protocol_version=version, sampling=sampler) as c:
+    async with open_client(
+        server.in_memory(), protocol_version=version, sampling=sampler, era="handshake"
+    ) as c:
         await c.call_tool("listen")
     content = got[0].messages[0].content
     if version == "2024-11-05":
@@ -164,7 +166,9 @@ async def test_form_schemas_fit_the_revision(version: str) -> None:
         got.append(params)
         return ElicitResult(action="decline")
 
-    async with open_client(server.in_memory(), protocol_version=version, elicitation=elicit) as c:
+    async with open_client(
+        server.in_memory(), protocol_version=version, elicitation=elicit, era="handshake"
+    ) as c:
         await c.call_tool("ask")
         many = await c.call_tool("ask_many")
     properties = got[0].requested_schema["properties"]

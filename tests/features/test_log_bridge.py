@@ -88,8 +88,8 @@ async def test_records_reach_only_their_own_client_at_its_level(app_logger: logg
     server = _server(app_logger)
     quiet, loud = Inbox(), Inbox()
     async with (
-        open_client(server.in_memory(), on_log=quiet.on_log) as first,
-        open_client(server.in_memory(), on_log=loud.on_log) as second,
+        open_client(server.in_memory(), on_log=quiet.on_log, era="handshake") as first,
+        open_client(server.in_memory(), on_log=loud.on_log, era="handshake") as second,
     ):
         await first.set_logging_level("warning")
         await second.set_logging_level("debug")
@@ -114,7 +114,9 @@ async def test_every_message_precedes_the_response(app_logger: logging.Logger) -
 
     middlewares = Middlewares()
     middlewares.client_recv.add(inbox.record)
-    async with open_client(server.in_memory(), on_log=inbox.on_log, middlewares=middlewares) as c:
+    async with open_client(
+        server.in_memory(), on_log=inbox.on_log, middlewares=middlewares, era="handshake"
+    ) as c:
         inbox.order.clear()
         with trio.fail_after(WAIT):
             result = await c.call_tool("work", {"who": "x"})
@@ -131,7 +133,7 @@ async def test_every_message_precedes_the_response(app_logger: logging.Logger) -
 async def test_a_full_buffer_drops_the_oldest_and_says_so(app_logger: logging.Logger) -> None:
     server = _server(app_logger)
     inbox = Inbox()
-    async with open_client(server.in_memory(), on_log=inbox.on_log) as client:
+    async with open_client(server.in_memory(), on_log=inbox.on_log, era="handshake") as client:
         with trio.fail_after(WAIT):
             await client.call_tool("chatty", {"count": 10})
     data = [p.data for p in inbox.logs]
@@ -145,7 +147,7 @@ async def test_a_full_buffer_drops_the_oldest_and_says_so(app_logger: logging.Lo
 async def test_records_outside_a_request_are_not_forwarded(app_logger: logging.Logger) -> None:
     server = _server(app_logger)
     inbox = Inbox()
-    async with open_client(server.in_memory(), on_log=inbox.on_log) as client:
+    async with open_client(server.in_memory(), on_log=inbox.on_log, era="handshake") as client:
         app_logger.warning("outside")
         await trio.testing.wait_all_tasks_blocked()
         await client.ping()
@@ -161,7 +163,7 @@ async def test_a_record_after_the_session_closed_is_dropped(app_logger: logging.
         kept.append(ctx)
         return "ok"
 
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         await client.call_tool("keep")
     # The session is gone; the route must swallow the failure, not raise from emit.
     from trimcp.server._log_bridge import LogRoute

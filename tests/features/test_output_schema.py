@@ -61,7 +61,7 @@ def _server(tamper: dict[str, Any] | None) -> tuple[Server, list[str]]:
 
 async def test_a_conforming_result_passes_and_the_schema_is_listed_once() -> None:
     server, received = _server(None)
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         with trio.fail_after(WAIT):
             first = await client.call_tool("count", {"word": "trio"})
             second = await client.call_tool("count", {"word": "nursery"})
@@ -74,7 +74,7 @@ async def test_a_conforming_result_passes_and_the_schema_is_listed_once() -> Non
 
 async def test_a_mismatch_raises_a_typed_error_with_the_result() -> None:
     server, _ = _server({"word": "x", "count": "four"})
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         await client.list_all_tools()
         with pytest.raises(OutputSchemaError) as info:
             await client.call_tool("count", {"word": "four"})
@@ -85,7 +85,7 @@ async def test_a_mismatch_raises_a_typed_error_with_the_result() -> None:
 
 async def test_a_missing_structured_content_is_an_error() -> None:
     server, _ = _server({"drop": True})
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         # Unlisted: an unstructured result costs no listing and is not checked.
         unchecked = await client.call_tool("count", {"word": "a"})
         assert unchecked.structured_content is None
@@ -99,7 +99,9 @@ async def test_a_missing_structured_content_is_an_error() -> None:
 
 async def test_older_revisions_are_not_checked() -> None:
     server, received = _server({"drop": True})
-    async with open_client(server.in_memory(), protocol_version="2025-03-26") as client:
+    async with open_client(
+        server.in_memory(), protocol_version="2025-03-26", era="handshake"
+    ) as client:
         result = await client.call_tool("count", {"word": "abc"})
     assert result.structured_content is None
     assert "tools/list" not in received
@@ -112,7 +114,9 @@ async def test_list_changed_forgets_the_cached_schemas() -> None:
     async def on_changed() -> None:
         changed.set()
 
-    async with open_client(server.in_memory(), on_tools_list_changed=on_changed) as client:
+    async with open_client(
+        server.in_memory(), on_tools_list_changed=on_changed, era="handshake"
+    ) as client:
         await client.call_tool("count", {"word": "a"})
         assert client.output_schemas.known("count")
 

@@ -45,7 +45,7 @@ def _server(page_size: int) -> Server:
 async def test_one_page_or_all_pages_of_every_list(version: str) -> None:
     server = _server(page_size=2)
     check = SchemaCheck(server)
-    async with open_client(server.in_memory(), protocol_version=version) as client:
+    async with open_client(server.in_memory(), protocol_version=version, era="handshake") as client:
         first = await client.list_tools()
         assert [t.name for t in first.tools] == ["tool0", "tool1"]
         second = await client.list_tools(first.next_cursor)
@@ -89,7 +89,7 @@ async def test_a_server_repeating_its_cursor_does_not_loop_the_client() -> None:
             message = Response(id=message.id, result={**result, "nextCursor": cursor})
         await call_next(message)
 
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         tools = await client.list_all_tools()
     assert [t.name for t in tools] == ["tool0", "tool1", "tool2", "tool3"]
     assert len(asked) == 2
@@ -97,7 +97,7 @@ async def test_a_server_repeating_its_cursor_does_not_loop_the_client() -> None:
 
 async def test_one_page_when_everything_fits() -> None:
     server = _server(page_size=100)
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         page = await client.list_tools()
     assert len(page.tools) == COUNT
     assert page.next_cursor is None

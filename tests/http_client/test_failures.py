@@ -50,7 +50,7 @@ async def test_http_errors_fail_exactly_their_call(clock: trio.testing.MockClock
         server = await start_server(nursery, mcp_app({"tools/call": call}))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 async with trio.open_nursery() as calls:
                     slow: list[trimcp.CallToolResult] = []
@@ -89,7 +89,8 @@ async def test_404_ends_the_session_for_every_waiting_call(
         server = await start_server(nursery, mcp_app({"tools/call": call}))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False, reinitialize=False)
+                trimcp.streamable_http(server.url, listen=False, reinitialize=False),
+                era="handshake",
             ) as client:
                 failures: list[BaseException] = []
 
@@ -127,7 +128,7 @@ async def test_dropped_connection_fails_everything_waiting(
         server = await start_server(nursery, mcp_app({"tools/call": call}))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 failed_at: list[float] = []
 
@@ -152,7 +153,9 @@ async def test_unreachable_server_fails_open_client(clock: trio.testing.MockCloc
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # closed again before use: nothing listens
     with trio.fail_after(WAIT), pytest.raises(trimcp.ConnectionClosedError) as failed:
-        async with trimcp.open_client(trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp")):
+        async with trimcp.open_client(
+            trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp"), era="handshake"
+        ):
             pass
     assert "cannot connect to 127.0.0.1" in str(failed.value.__cause__)
 
@@ -166,7 +169,9 @@ async def test_delete_on_close_is_bounded_when_black_holed(
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app(on_delete=on_delete))
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(trimcp.streamable_http(server.url, listen=False)):
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
+            ):
                 pass
             closed = trio.current_time()
         nursery.cancel_scope.cancel()
@@ -179,7 +184,7 @@ async def test_close_from_a_cancelled_scope_still_deletes(clock: trio.testing.Mo
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app())
         with trio.move_on_after(5):
-            async with trimcp.open_client(trimcp.streamable_http(server.url)):
+            async with trimcp.open_client(trimcp.streamable_http(server.url), era="handshake"):
                 await trio.sleep_forever()
         await trio.sleep(1)
         nursery.cancel_scope.cancel()
@@ -193,7 +198,7 @@ async def test_cancelled_call_sends_cancel_and_drops_its_stream(
         server = await start_server(nursery, mcp_app({"tools/call": hold}))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 with trio.move_on_after(2):
                     await client.call_tool("hold")
@@ -216,7 +221,10 @@ async def test_pool_bound_makes_sends_wait(clock: trio.testing.MockClock) -> Non
         server = await start_server(nursery, mcp_app({"tools/call": call}))
         transport = StreamableHttp(url=server.url, listen=False, max_connections=1)
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(transport) as client, trio.open_nursery() as calls:
+            async with (
+                trimcp.open_client(transport, era="handshake") as client,
+                trio.open_nursery() as calls,
+            ):
                 for _ in range(3):
                     calls.start_soon(client.call_tool, "slow")
         nursery.cancel_scope.cancel()

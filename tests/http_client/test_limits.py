@@ -45,7 +45,7 @@ async def test_oversized_answers_fail_only_their_call(
         server = await start_server(nursery, mcp_app({"tools/call": big}))
         transport = StreamableHttp(url=server.url, listen=False, max_message_size=4096)
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(transport) as client:
+            async with trimcp.open_client(transport, era="handshake") as client:
                 with pytest.raises(trimcp.McpError, match=match):
                     await client.call_tool(name)
                 small = await client.call_tool("small")
@@ -72,7 +72,7 @@ async def test_batched_json_answer_is_delivered(clock: trio.testing.MockClock) -
         server = await start_server(nursery, mcp_app({"tools/call": call}))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 answer = await client.call_tool("t", on_progress=on_progress)
         nursery.cancel_scope.cancel()
@@ -93,7 +93,7 @@ async def test_404_on_the_get_stream_expires_the_session(clock: trio.testing.Moc
         server = await start_server(nursery, mcp_app({"tools/call": call}, on_get=on_get))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, reinitialize=False)
+                trimcp.streamable_http(server.url, reinitialize=False), era="handshake"
             ) as client:
                 with pytest.raises(trimcp.ConnectionClosedError, match="HTTP 404"):
                     await client.call_tool("t")
@@ -110,7 +110,9 @@ async def test_sessionless_404_on_get_just_stops_listening(
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app(session_id=None, on_get=on_get))
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(trimcp.streamable_http(server.url)) as client:
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url), era="handshake"
+            ) as client:
                 await trio.sleep(30)
                 await client.ping()
         nursery.cancel_scope.cancel()

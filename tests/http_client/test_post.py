@@ -28,7 +28,7 @@ async def test_json_answers_and_keep_alive_reuse(clock: trio.testing.MockClock) 
         server = await start_server(nursery, mcp_app())
         transport = trimcp.streamable_http(server.url, listen=False)
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(transport) as client:
+            async with trimcp.open_client(transport, era="handshake") as client:
                 for i in range(3):
                     answer = await client.call_tool("add", {"a": i, "b": 1})
                     assert answer.content[0].text == f"sum={i + 1}"  # type: ignore[union-attr]
@@ -55,7 +55,7 @@ async def test_session_id_and_protocol_version_carried(clock: trio.testing.MockC
         server = await start_server(nursery, mcp_app(session_id="abc-123"))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 await client.call_tool("add", {"a": 1, "b": 2})
                 assert client.session.channel.session_id == "abc-123"  # type: ignore[attr-defined]
@@ -99,7 +99,7 @@ async def test_sse_answer_with_progress_comments_and_split_chunks(
         server = await start_server(nursery, mcp_app({"tools/call": call}))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 answer = await client.call_tool("t", {}, on_progress=on_progress)
                 again = await client.call_tool("t", {}, on_progress=on_progress)
@@ -121,7 +121,9 @@ async def test_headers_hook_is_called_per_request(clock: trio.testing.MockClock)
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app())
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(StreamableHttp(url=server.url, headers=hook)):
+            async with trimcp.open_client(
+                StreamableHttp(url=server.url, headers=hook), era="handshake"
+            ):
                 pass
         nursery.cancel_scope.cancel()
     traces = [r.headers["x-trace"] for r in server.requests]
@@ -138,7 +140,8 @@ async def test_static_headers_mapping(clock: trio.testing.MockClock) -> None:
         server = await start_server(nursery, mcp_app())
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, headers={"Authorization": "Bearer t"})
+                trimcp.streamable_http(server.url, headers={"Authorization": "Bearer t"}),
+                era="handshake",
             ):
                 pass
         nursery.cancel_scope.cancel()
@@ -159,7 +162,7 @@ async def test_stale_keep_alive_connection_is_retried(clock: trio.testing.MockCl
         server = await start_server(nursery, mcp_app({"ping": ping}))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 await client.ping()
                 await client.ping()

@@ -78,7 +78,7 @@ async def test_404_starts_a_new_session_and_resends_the_request(
         server = await start_server(nursery, sessions.app())
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 first = await client.call_tool("add", {"a": 1, "b": 2})
                 sessions.forget()
@@ -117,7 +117,7 @@ async def test_calls_in_flight_on_the_old_session_fail_as_expired(
         server = await start_server(nursery, sessions.app({"tools/call": call}))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 failures: list[trimcp.McpError] = []
 
@@ -152,7 +152,7 @@ async def test_a_second_404_fails_as_before(clock: trio.testing.MockClock) -> No
         server = await start_server(nursery, sessions.app({"tools/call": gone}))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 with pytest.raises(trimcp.ConnectionClosedError, match="HTTP 404"):
                     await client.call_tool("t")
@@ -173,7 +173,7 @@ async def test_another_version_on_the_new_session_fails_as_before(
         server = await start_server(nursery, sessions.app())
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 sessions.forget()
                 with pytest.raises(trimcp.ConnectionClosedError, match="HTTP 404"):
@@ -189,7 +189,7 @@ async def test_reinitializations_are_bounded_per_minute(clock: trio.testing.Mock
         server = await start_server(nursery, sessions.app())
         transport = StreamableHttp(url=server.url, listen=False, max_reinitializations=2)
         with trio.fail_after(3 * WAIT):
-            async with trimcp.open_client(transport) as client:
+            async with trimcp.open_client(transport, era="handshake") as client:
                 await client.call_tool("add")  # s-1, then forgotten
                 await client.call_tool("add")  # s-2
                 await client.call_tool("add")  # s-3
@@ -216,7 +216,7 @@ async def test_a_caller_giving_up_does_not_cut_the_handshake_short(
         server = await start_server(nursery, sessions.app({"initialize": slow_initialize}))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 sessions.forget()
                 with pytest.raises(trimcp.RequestTimeoutError):
@@ -234,7 +234,8 @@ async def test_reinitialize_false_keeps_a_404_fatal(clock: trio.testing.MockCloc
         server = await start_server(nursery, sessions.app())
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False, reinitialize=False)
+                trimcp.streamable_http(server.url, listen=False, reinitialize=False),
+                era="handshake",
             ) as client:
                 sessions.forget()
                 with pytest.raises(trimcp.ConnectionClosedError, match="new client"):
@@ -259,7 +260,9 @@ async def test_404_on_the_get_stream_renews_and_reopens_it(
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, sessions.app(on_get=on_get))
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(trimcp.streamable_http(server.url)) as client:
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url), era="handshake"
+            ) as client:
                 await trio.sleep(10)
                 channel = client.session.channel
                 assert channel.session_id == "s-2"  # type: ignore[attr-defined]
@@ -308,7 +311,7 @@ async def test_a_session_deleted_on_trimcp_server_is_renewed(engine: str) -> Non
         async with trio.open_nursery() as nursery:
             port = await nursery.start(partial(trimcp.serve_http, server, port=0, engine=engine))
             url = f"http://127.0.0.1:{port}/mcp"
-            async with trimcp.open_client(trimcp.streamable_http(url)) as client:
+            async with trimcp.open_client(trimcp.streamable_http(url), era="handshake") as client:
                 first = await client.call_tool("add", {"a": 1, "b": 2})
                 channel = client.session.channel
                 old = channel.session_id  # type: ignore[attr-defined]

@@ -70,7 +70,7 @@ async def test_tools_and_progress_over_sse(sse_url: str) -> None:
         seen.append((progress, total, message))
 
     with trio.fail_after(WAIT):
-        async with trimcp.open_client(trimcp.streamable_http(sse_url)) as client:
+        async with trimcp.open_client(trimcp.streamable_http(sse_url), era="handshake") as client:
             assert client.protocol_version == "2025-11-25"
             names = {tool.name for tool in await client.list_all_tools()}
             assert {"add", "progress", "sleepy", "sample", "ask"} <= names
@@ -84,7 +84,7 @@ async def test_tools_and_progress_over_sse(sse_url: str) -> None:
 
 async def test_cancelled_call(sse_url: str) -> None:
     with trio.fail_after(WAIT):
-        async with trimcp.open_client(trimcp.streamable_http(sse_url)) as client:
+        async with trimcp.open_client(trimcp.streamable_http(sse_url), era="handshake") as client:
             with trio.move_on_after(0.5) as scope:
                 await client.call_tool("sleepy", {"seconds": 30})
             assert scope.cancelled_caught
@@ -115,7 +115,10 @@ async def test_sampling_and_elicitation_on_the_request_stream(sse_url: str) -> N
 
     with trio.fail_after(WAIT):
         async with trimcp.open_client(
-            trimcp.streamable_http(sse_url), sampling=sampling, elicitation=elicitation
+            trimcp.streamable_http(sse_url),
+            sampling=sampling,
+            elicitation=elicitation,
+            era="handshake",
         ) as client:
             assert text(await client.call_tool("sample", {"prompt": "hi"})) == "llm said: HI"
             assert text(await client.call_tool("ask")) == "hello Ada (36)"
@@ -123,6 +126,6 @@ async def test_sampling_and_elicitation_on_the_request_stream(sse_url: str) -> N
 
 async def test_json_response_mode(json_url: str) -> None:
     with trio.fail_after(WAIT):
-        async with trimcp.open_client(trimcp.streamable_http(json_url)) as client:
+        async with trimcp.open_client(trimcp.streamable_http(json_url), era="handshake") as client:
             assert text(await client.call_tool("add", {"a": 1, "b": 2})) == "sum=3"
             await client.ping()

@@ -49,7 +49,9 @@ async def test_get_stream_carries_notifications_and_reverse_requests(
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app(on_get=on_get))
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(trimcp.streamable_http(server.url), on_log=on_log):
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url), on_log=on_log, era="handshake"
+            ):
                 await trio.sleep(5)
         nursery.cancel_scope.cancel()
     assert [entry.data for entry in logs] == ["hello"]
@@ -80,7 +82,7 @@ async def test_get_reconnects_after_retry_with_last_event_id(
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app(on_get=on_get))
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(trimcp.streamable_http(server.url)):
+            async with trimcp.open_client(trimcp.streamable_http(server.url), era="handshake"):
                 await trio.sleep(20)
         nursery.cancel_scope.cancel()
     first, second = server.of("GET")
@@ -93,7 +95,9 @@ async def test_no_retry_after_405(clock: trio.testing.MockClock) -> None:
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app())  # GET -> 405
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(trimcp.streamable_http(server.url)) as client:
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url), era="handshake"
+            ) as client:
                 await trio.sleep(120)
                 await client.ping()  # the session is unaffected
         nursery.cancel_scope.cancel()
@@ -115,7 +119,7 @@ async def test_reconnects_without_progress_are_bounded_with_backoff(
         server = await start_server(nursery, mcp_app(on_get=on_get))
         transport = StreamableHttp(url=server.url, max_reconnects=4)
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(transport):
+            async with trimcp.open_client(transport, era="handshake"):
                 await trio.sleep(200)
         nursery.cancel_scope.cancel()
     times = [r.time for r in server.of("GET")]
@@ -137,7 +141,9 @@ async def test_progress_resets_the_reconnect_bound(clock: trio.testing.MockClock
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app(on_get=on_get))
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(StreamableHttp(url=server.url, max_reconnects=2)):
+            async with trimcp.open_client(
+                StreamableHttp(url=server.url, max_reconnects=2), era="handshake"
+            ):
                 await trio.sleep(2.05)
         nursery.cancel_scope.cancel()
     gets = server.of("GET")
@@ -152,7 +158,7 @@ async def test_other_4xx_stops_the_get_stream(clock: trio.testing.MockClock) -> 
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app(on_get=on_get))
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(trimcp.streamable_http(server.url)):
+            async with trimcp.open_client(trimcp.streamable_http(server.url), era="handshake"):
                 await trio.sleep(60)
         nursery.cancel_scope.cancel()
     assert len(server.of("GET")) == 1
@@ -191,7 +197,9 @@ async def test_post_stream_resumed_with_get_after_retry(clock: trio.testing.Mock
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app({"tools/call": call}, on_get=on_get))
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(trimcp.streamable_http(server.url)) as client:
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url), era="handshake"
+            ) as client:
                 answer = await client.call_tool("test_reconnection")
         nursery.cancel_scope.cancel()
     assert answer.content[0].text == "resumed"  # type: ignore[union-attr]
@@ -208,7 +216,9 @@ async def test_post_stream_that_cannot_be_resumed_fails_its_call(
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app({"tools/call": call}, on_get=on_get))
         with trio.fail_after(WAIT):
-            async with trimcp.open_client(trimcp.streamable_http(server.url)) as client:
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url), era="handshake"
+            ) as client:
                 with pytest.raises(trimcp.ConnectionClosedError, match="could not be resumed"):
                     await client.call_tool("test_reconnection")
                 await client.ping()  # only that call failed
@@ -231,7 +241,7 @@ async def test_post_stream_ending_without_id_or_answer_fails_the_call(
         server = await start_server(nursery, mcp_app({"tools/call": call}))
         with trio.fail_after(WAIT):
             async with trimcp.open_client(
-                trimcp.streamable_http(server.url, listen=False)
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
                 with pytest.raises(trimcp.ConnectionClosedError, match="without an answer"):
                     await client.call_tool("t")

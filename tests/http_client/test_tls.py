@@ -48,7 +48,7 @@ async def test_https_with_a_trusted_self_signed_certificate(
         assert server.url.startswith("https://127.0.0.1:")
         with trio.fail_after(30):
             transport = trimcp.streamable_http(server.url, ssl_context=client_context, listen=False)
-            async with trimcp.open_client(transport) as client:
+            async with trimcp.open_client(transport, era="handshake") as client:
                 answer = await client.call_tool("add", {"a": 2, "b": 3})
                 await client.ping()
         nursery.cancel_scope.cancel()
@@ -65,7 +65,7 @@ async def test_https_refuses_an_untrusted_certificate(
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app(), ssl_context=server_context)
         with trio.fail_after(30), pytest.raises(trimcp.ConnectionClosedError) as failed:
-            async with trimcp.open_client(trimcp.streamable_http(server.url)):
+            async with trimcp.open_client(trimcp.streamable_http(server.url), era="handshake"):
                 pass
         nursery.cancel_scope.cancel()
     assert "TLS handshake" in str(failed.value.__cause__)

@@ -65,7 +65,7 @@ async def test_tools_progress_polling_and_elicitation(engine: str) -> None:
             port = await nursery.start(serve)
             url = f"http://127.0.0.1:{port}/mcp"
             async with trimcp.open_client(
-                trimcp.streamable_http(url), elicitation=elicitation
+                trimcp.streamable_http(url), elicitation=elicitation, era="handshake"
             ) as client:
                 answer = await client.call_tool("add", {"a": 2, "b": 3})
                 assert answer.content[0] == trimcp.TextContent(text="sum=5")

@@ -28,7 +28,7 @@ async def test_trimcp_client_against_serve_http(engine: str) -> None:
                 )
             )
             transport = trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp")
-            async with trimcp.open_client(transport, sampling=sampling) as client:
+            async with trimcp.open_client(transport, sampling=sampling, era="handshake") as client:
                 echo = await client.call_tool("echo", {"text": "hi"})
                 assert echo.content[0].text == "hi"  # type: ignore[union-attr]
                 chatty = await client.call_tool("chatty", {"count": 2}, on_progress=on_progress)

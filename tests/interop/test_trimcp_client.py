@@ -46,7 +46,7 @@ def text(result: trimcp.CallToolResult) -> str:
 
 async def test_list_and_call_tools() -> None:
     with trio.fail_after(15):
-        async with trimcp.open_client(command()) as client:
+        async with trimcp.open_client(command(), era="handshake") as client:
             assert client.server_info is not None
             assert client.server_info.name == "sdk-interop"
             tools = {tool.name: tool for tool in await client.list_all_tools()}
@@ -72,7 +72,7 @@ async def test_progress_cancellation_and_reverse_calls() -> None:
 
     with trio.fail_after(15):
         async with trimcp.open_client(
-            command(), sampling=sampling, elicitation=elicitation, on_log=on_log
+            command(), sampling=sampling, elicitation=elicitation, on_log=on_log, era="handshake"
         ) as client:
             result = await client.call_tool("count", {"steps": 3}, on_progress=on_progress)
             assert text(result) == "counted 3"
@@ -101,7 +101,7 @@ async def test_concurrent_calls() -> None:
     """Several calls in flight at once over one SDK session, answered out of order."""
     results: dict[int, str] = {}
     with trio.fail_after(15):
-        async with trimcp.open_client(command(), sampling=sampling) as client:
+        async with trimcp.open_client(command(), sampling=sampling, era="handshake") as client:
 
             async def one(n: int) -> None:
                 if n % 2:
@@ -124,7 +124,7 @@ async def test_reverse_calls_without_handlers_are_refused() -> None:
     capabilities, and turns the error it gets back into the ``tools/call`` error.
     """
     with trio.fail_after(15):
-        async with trimcp.open_client(command()) as client:
+        async with trimcp.open_client(command(), era="handshake") as client:
             with pytest.raises(trimcp.McpError) as info:
                 await client.call_tool("summarize", {"text": "x"})
             assert info.value.code == -32601
@@ -136,7 +136,9 @@ async def test_reverse_calls_without_handlers_are_refused() -> None:
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18"])
 async def test_every_handshake_version(version: str) -> None:
     with trio.fail_after(15):
-        async with trimcp.open_client(command(), protocol_version=version) as client:
+        async with trimcp.open_client(
+            command(), protocol_version=version, era="handshake"
+        ) as client:
             assert client.protocol_version == version
             assert text(await client.call_tool("add", {"a": 1, "b": 1})) == "2"
 
@@ -157,7 +159,7 @@ async def test_cancelling_a_call_while_the_sdk_server_elicits() -> None:
         raise AssertionError("unreachable")
 
     with trio.fail_after(15):
-        async with trimcp.open_client(command(), elicitation=blocking) as client:
+        async with trimcp.open_client(command(), elicitation=blocking, era="handshake") as client:
             async with trio.open_nursery() as nursery:
                 scope = trio.CancelScope()
 

@@ -47,7 +47,7 @@ async def test_prompt_argument_completion_in_every_revision(version: str) -> Non
     server, calls = _server()
     recorder = Recorder(server)
     ref = PromptReference(name="review")
-    async with open_client(server.in_memory(), protocol_version=version) as client:
+    async with open_client(server.in_memory(), protocol_version=version, era="handshake") as client:
         if version >= "2025-03-26":
             assert client.state.server_capabilities.completions == {}
         found = await client.complete(ref, "language", "p", {"style": "long"})
@@ -67,7 +67,7 @@ async def test_prompt_argument_completion_in_every_revision(version: str) -> Non
 async def test_template_completion_is_capped_at_100() -> None:
     server, _ = _server()
     recorder = Recorder(server)
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         found = await client.complete(
             ResourceTemplateReference(uri="repo://{owner}/{name}"), "owner", "o"
         )
@@ -88,7 +88,7 @@ async def test_provider_may_state_total_itself() -> None:
         return Completion(values=[value + "a", value + "b"], total=1000, has_more=True)
 
     recorder = Recorder(server)
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         assert client.state.server_capabilities.completions == {}
         assert client.state.server_capabilities.prompts is None
         found = await client.complete(ResourceTemplateReference(uri="file:///{path}"), "path", "/")
@@ -99,7 +99,7 @@ async def test_provider_may_state_total_itself() -> None:
 async def test_unknown_prompt_and_bad_params_are_invalid_params() -> None:
     server, _ = _server()
     recorder = Recorder(server)
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         with pytest.raises(McpError) as unknown:
             await client.complete(PromptReference(name="missing"), "a", "b")
         assert unknown.value.code == INVALID_PARAMS
@@ -121,7 +121,7 @@ async def test_unknown_prompt_and_bad_params_are_invalid_params() -> None:
 
 async def test_without_prompts_or_providers_there_is_no_completion() -> None:
     server = Server("s")
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         assert client.state.server_capabilities.completions is None
         with pytest.raises(McpError) as caught:
             await client.request(

@@ -68,7 +68,7 @@ def _server(**options: Any) -> Server:
 async def test_list_and_get_in_every_revision(version: str) -> None:
     server = _server()
     recorder = Recorder(server)
-    async with open_client(server.in_memory(), protocol_version=version) as client:
+    async with open_client(server.in_memory(), protocol_version=version, era="handshake") as client:
         assert client.state.server_capabilities.prompts is not None
         assert client.state.server_capabilities.prompts.list_changed is True
         prompts = await client.list_all_prompts()
@@ -109,7 +109,7 @@ async def test_pagination_follows_cursors() -> None:
 
         server.prompt(name=f"p{i}", description=f"prompt {i}")(body)
     recorder = Recorder(server)
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         first = await client.list_prompts()
         assert [p.name for p in first.prompts] == ["p0", "p1"]
         assert first.next_cursor is not None
@@ -136,7 +136,7 @@ async def test_get_prompt_result_passes_through_and_context_is_given() -> None:
         )
 
     recorder = Recorder(server)
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         [prompt] = await client.list_all_prompts()
         assert [a.name for a in prompt.arguments or []] == ["topic"]
         result = await client.get_prompt("exact", {"topic": "trio"})
@@ -160,7 +160,7 @@ async def test_get_errors_name_what_is_wrong() -> None:
         raise McpError(INVALID_PARAMS, "not today")
 
     recorder = Recorder(server)
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         cases: list[tuple[str, dict[str, Any] | None, int, str]] = [
             ("nope", None, INVALID_PARAMS, "nope"),
             ("greet", None, INVALID_PARAMS, "name"),
@@ -216,7 +216,7 @@ async def test_list_changed_on_run_time_changes() -> None:
 
 async def test_no_prompts_no_capability_and_method_not_found() -> None:
     server = Server("s")
-    async with open_client(server.in_memory()) as client:
+    async with open_client(server.in_memory(), era="handshake") as client:
         caps = client.state.server_capabilities
         assert caps.prompts is None
         assert caps.completions is None
@@ -226,7 +226,7 @@ async def test_no_prompts_no_capability_and_method_not_found() -> None:
         with pytest.raises(McpError):
             await client.list_prompts()
     declared = Server("s", declare_prompts=True)
-    async with open_client(declared.in_memory()) as client:
+    async with open_client(declared.in_memory(), era="handshake") as client:
         assert client.state.server_capabilities.prompts is not None
         assert client.state.server_capabilities.completions == {}
         assert await client.list_all_prompts() == []

@@ -94,7 +94,9 @@ class ClientSessionMachine(RuleBasedStateMachine):
 
         async def hold() -> None:
             limits = SessionLimits(request_timeout=CLIENT_TIMEOUT_S)
-            async with open_client(_RawTransport(self.peer), limits=limits) as client:
+            async with open_client(
+                _RawTransport(self.peer), limits=limits, era="handshake"
+            ) as client:
                 self.session = client.session
                 started.set()
                 assert self.leave is not None

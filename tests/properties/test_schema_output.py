@@ -313,6 +313,7 @@ async def _exercise(spec: ServerSpec, ops: list[tuple[Any, ...]], version: str) 
             sampling=Sampling(handler=_model, tools=True),
             elicitation=Elicitation(form=_accept, fill_defaults=True),
             roots=[Root(uri="file:///work", name="work")],
+            era="handshake",
         ) as client:
             assert client.protocol_version == version
             await _run(client, spec, [("list_all",), *ops])

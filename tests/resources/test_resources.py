@@ -41,7 +41,10 @@ async def test_list_read_subscribe_against_each_schema(version: str) -> None:
 
     with trio.fail_after(WAIT):
         async with trimcp.open_client(
-            server.in_memory(), protocol_version=version, on_resource_updated=on_updated
+            server.in_memory(),
+            protocol_version=version,
+            on_resource_updated=on_updated,
+            era="handshake",
         ) as client:
             capability = client.state.server_capabilities.resources
             assert capability is not None
@@ -125,7 +128,7 @@ async def test_unknown_and_hostile_uris_are_not_found(uri: str) -> None:
     server = fixture_server()
     recorder = Recorder(server)
     with trio.fail_after(WAIT):
-        async with trimcp.open_client(server.in_memory()) as client:
+        async with trimcp.open_client(server.in_memory(), era="handshake") as client:
             with pytest.raises(trimcp.McpError) as caught:
                 await client.read_resource(uri)
     assert caught.value.code == RESOURCE_NOT_FOUND
@@ -137,7 +140,7 @@ async def test_unknown_and_hostile_uris_are_not_found(uri: str) -> None:
 async def test_reserved_expansion_reads_paths() -> None:
     server = fixture_server()
     with trio.fail_after(WAIT):
-        async with trimcp.open_client(server.in_memory()) as client:
+        async with trimcp.open_client(server.in_memory(), era="handshake") as client:
             result = await client.read_resource("file:///srv/data/a.txt")
     assert result.contents == [
         TextResourceContents(uri="file:///srv/data/a.txt", text="srv/data/a.txt")
@@ -171,7 +174,7 @@ async def test_return_forms_context_and_failures() -> None:
 
     recorder = Recorder(server)
     with trio.fail_after(WAIT):
-        async with trimcp.open_client(server.in_memory()) as client:
+        async with trimcp.open_client(server.in_memory(), era="handshake") as client:
             contents = (await client.read_resource("test://many")).contents
             assert [type(c).__name__ for c in contents] == [
                 "TextResourceContents",
@@ -210,7 +213,7 @@ async def test_pagination_and_bad_cursor() -> None:
         server.resource_template(f"test://t{i}/{{id}}", name=f"t{i}")(read_id)
     recorder = Recorder(server)
     with trio.fail_after(WAIT):
-        async with trimcp.open_client(server.in_memory()) as client:
+        async with trimcp.open_client(server.in_memory(), era="handshake") as client:
             first = await client.list_resources()
             assert len(first.resources) == 2
             assert first.next_cursor
@@ -234,7 +237,7 @@ async def read_id(id: str) -> str:
 async def test_capability_only_with_resources_or_flag() -> None:
     bare = trimcp.Server("bare")
     with trio.fail_after(WAIT):
-        async with trimcp.open_client(bare.in_memory()) as client:
+        async with trimcp.open_client(bare.in_memory(), era="handshake") as client:
             assert client.state.server_capabilities.resources is None
             with pytest.raises(trimcp.McpError) as caught:
                 await client.list_resources()
@@ -244,7 +247,7 @@ async def test_capability_only_with_resources_or_flag() -> None:
                 await client.request("resources/read", {"uri": "test://x"})
             assert caught.value.code == METHOD_NOT_FOUND
         declared = trimcp.Server("declared", declare_resources=True)
-        async with trimcp.open_client(declared.in_memory()) as client:
+        async with trimcp.open_client(declared.in_memory(), era="handshake") as client:
             assert client.state.server_capabilities.resources is not None
             assert (await client.list_resources()).resources == []
 
@@ -259,7 +262,7 @@ async def test_list_changed_at_run_time() -> None:
 
     with trio.fail_after(WAIT):
         async with trimcp.open_client(
-            server.in_memory(), on_resources_list_changed=on_changed
+            server.in_memory(), on_resources_list_changed=on_changed, era="handshake"
         ) as client:
 
             @server.resource("test://late")
@@ -282,7 +285,7 @@ async def test_subscribe_unknown_uri_and_params_errors() -> None:
     server = fixture_server()
     recorder = Recorder(server)
     with trio.fail_after(WAIT):
-        async with trimcp.open_client(server.in_memory()) as client:
+        async with trimcp.open_client(server.in_memory(), era="handshake") as client:
             with pytest.raises(trimcp.McpError) as caught:
                 await client.subscribe_resource("test://nope")
             assert caught.value.code == RESOURCE_NOT_FOUND
@@ -305,8 +308,10 @@ async def test_sub_resource_updates_reach_the_subscriber() -> None:
 
     with trio.fail_after(WAIT):
         async with (
-            trimcp.open_client(server.in_memory(), on_resource_updated=on_updated) as a,
-            trimcp.open_client(server.in_memory()) as b,
+            trimcp.open_client(
+                server.in_memory(), on_resource_updated=on_updated, era="handshake"
+            ) as a,
+            trimcp.open_client(server.in_memory(), era="handshake") as b,
         ):
             await a.subscribe_resource("file:///srv")
             server.notify_resource_updated("file:///srv/x.txt")

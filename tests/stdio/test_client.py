@@ -41,7 +41,7 @@ def text(result: trimcp.CallToolResult) -> str:
 
 async def test_list_and_call_tools() -> None:
     with trio.fail_after(10):
-        async with trimcp.open_client(command()) as client:
+        async with trimcp.open_client(command(), era="handshake") as client:
             assert client.server_info is not None
             assert client.server_info.name == "stdio-fixture"
             names = {tool.name for tool in await client.list_all_tools()}
@@ -65,7 +65,7 @@ async def test_concurrent_progress_cancel_and_reverse_calls() -> None:
 
     with trio.fail_after(10):
         async with trimcp.open_client(
-            command(), sampling=sampling, elicitation=elicitation, on_log=on_log
+            command(), sampling=sampling, elicitation=elicitation, on_log=on_log, era="handshake"
         ) as client:
 
             async def counted() -> None:
@@ -110,7 +110,7 @@ async def test_concurrent_progress_cancel_and_reverse_calls() -> None:
 async def test_client_exit_shuts_the_child_down_quickly() -> None:
     """Leaving the block closes stdin; a well-behaved server exits at once (no SIGTERM)."""
     with trio.fail_after(10):
-        async with trimcp.open_client(command()) as client:
+        async with trimcp.open_client(command(), era="handshake") as client:
             await client.ping()
             start = trio.current_time()
     # Shutting down took well under the 2 s grace of the shutdown sequence.

@@ -19,7 +19,7 @@ def fake(mode: str, *args: str) -> trimcp.transports.StdioCommand:
 
 async def test_server_exiting_mid_reply_fails_pending_calls_at_once() -> None:
     with trio.fail_after(10):
-        async with trimcp.open_client(fake("exit-mid-reply")) as client:
+        async with trimcp.open_client(fake("exit-mid-reply"), era="handshake") as client:
             start = trio.current_time()
             with pytest.raises(trimcp.ConnectionClosedError):
                 await client.call_tool("anything", {})
@@ -33,7 +33,7 @@ async def test_server_exiting_mid_reply_fails_pending_calls_at_once() -> None:
 async def test_non_json_noise_is_answered_and_skipped() -> None:
     """Noise lines get a -32700 each and are dropped; real messages still flow."""
     with trio.fail_after(10):
-        async with trimcp.open_client(fake("noise")) as client:
+        async with trimcp.open_client(fake("noise"), era="handshake") as client:
             result = await client.call_tool("anything", {})
             block = result.content[0]
             assert isinstance(block, trimcp.TextContent)
@@ -49,7 +49,7 @@ async def test_server_ignoring_sigterm_is_killed(tmp_path: os.PathLike[str]) -> 
     """Shutdown: close stdin, 2 s, SIGTERM (ignored), 2 s, SIGKILL."""
     pid_file = os.path.join(tmp_path, "pid")
     with trio.fail_after(15):
-        async with trimcp.open_client(fake("ignore-sigterm", pid_file)) as client:
+        async with trimcp.open_client(fake("ignore-sigterm", pid_file), era="handshake") as client:
             await client.ping()
             start = trio.current_time()
         took = trio.current_time() - start

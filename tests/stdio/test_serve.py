@@ -49,7 +49,9 @@ async def test_serve_http_on_an_ephemeral_port() -> None:
             url = line.decode().rsplit(" on ", 1)[1].strip()
             assert url.startswith("http://127.0.0.1:")
             assert url.endswith("/mcp")
-            async with trimcp.open_client(trimcp.transports.streamable_http(url)) as client:
+            async with trimcp.open_client(
+                trimcp.transports.streamable_http(url), era="handshake"
+            ) as client:
                 result = await client.call_tool("echo", {"text": "over http"})
                 assert result.content[0] == trimcp.TextContent(text="over http")
             child.process.send_signal(signal.SIGINT)
@@ -71,7 +73,7 @@ async def test_serve_websocket_on_an_ephemeral_port() -> None:
             line = await child.err.until(b"trimcp: serving stdio-fixture on ws://")
             url = line.decode().rsplit(" on ", 1)[1].strip()
             assert url.startswith("ws://127.0.0.1:")
-            async with trimcp.open_client(trimcp.websocket(url)) as client:
+            async with trimcp.open_client(trimcp.websocket(url), era="handshake") as client:
                 result = await client.call_tool("echo", {"text": "over ws"})
                 assert result.content[0] == trimcp.TextContent(text="over ws")
             child.process.send_signal(signal.SIGINT)

@@ -241,7 +241,7 @@ async def connected(
 ) -> AsyncIterator[tuple[trimcp.Client, Send]]:
     """A client on an in-memory connection and ``send(method, params, caps=...)``,
     which sends one stateless-era request (raising ``McpError`` for an error)."""
-    async with trimcp.open_client(server.in_memory(), **client_options) as client:
+    async with trimcp.open_client(server.in_memory(), **client_options, era="handshake") as client:
 
         async def send(
             method: str, params: dict[str, Any] | None = None, caps: dict[str, Any] = WITH_TASKS

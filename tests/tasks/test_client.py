@@ -6,6 +6,7 @@ import pytest
 import trio
 import trio.testing
 
+import trimcp
 from trimcp.client import (
     TaskCalls,
     TaskCancelledError,
@@ -135,3 +136,23 @@ async def test_the_clients_own_handlers_answer_task_input(
         refused = await error_of(client_responder(client)("sampling/createMessage", {}))
         assert refused.code == -32601  # no sampling handler was given
     assert recorder.validate()["UpdateTaskRequest"] == 1  # both answers in one update
+
+
+async def test_a_stateless_client_calls_a_tool_as_a_task(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """With the default era a client speaks the stateless era to a trimcp server; the
+    extension declared in one request's _meta survives the client's own stamping."""
+    server = trimcp.Server("tasks-auto", version="1")
+
+    @server.tool(task_support="optional")
+    async def nap(seconds: float) -> str:
+        await trio.sleep(seconds)
+        return f"napped {seconds}"
+
+    async with trimcp.open_client(server.in_memory()) as client:
+        assert client.stateless
+        calls = TaskCalls(stateless_requester(client), respond=client_responder(client))
+        task = await calls.call_tool("nap", {"seconds": 2.0})
+        assert isinstance(task, Task)
+        assert _text(await calls.wait(task)) == "napped 2.0"

@@ -123,7 +123,7 @@ async def test_a_2025_11_25_session_never_gets_tasks(
     middlewares = Middlewares()
     middlewares.client_send.add(declare_anyway)
     async with trimcp.open_client(
-        server.in_memory(), protocol_version="2025-11-25", middlewares=middlewares
+        server.in_memory(), protocol_version="2025-11-25", middlewares=middlewares, era="handshake"
     ) as client:
         assert client.protocol_version == "2025-11-25"
         (session,) = server.sessions

@@ -37,7 +37,7 @@ async def test_tasks_outlive_their_request_and_end_with_the_server(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     server, recorder, probe = task_server()
-    async with trimcp.open_client(server.in_memory()) as client:
+    async with trimcp.open_client(server.in_memory(), era="handshake") as client:
         created = await client.request(
             "tools/call", {"name": "gated", "arguments": {"name": "x"}, "_meta": meta(WITH_TASKS)}
         )
@@ -57,7 +57,7 @@ async def test_without_a_task_nursery_optional_runs_in_the_request_required_fail
 ) -> None:
     server, _recorder, probe = task_server()
     probe.go.set()
-    async with trimcp.open_client(_NoTaskHost(server)) as client:
+    async with trimcp.open_client(_NoTaskHost(server), era="handshake") as client:
         plain = await client.request(
             "tools/call", {"name": "gated", "arguments": {"name": "x"}, "_meta": meta(WITH_TASKS)}
         )

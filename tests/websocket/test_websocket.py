@@ -92,7 +92,9 @@ async def exercise(server: trimcp.Server, url: str) -> None:
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         progress.append(value)
 
-    async with trimcp.open_client(trimcp.websocket(url), sampling=sampling) as client:
+    async with trimcp.open_client(
+        trimcp.websocket(url), sampling=sampling, era="handshake"
+    ) as client:
         assert client.server_info.name == "ws-test"
         assert {tool.name for tool in await client.list_all_tools()} >= {"echo", "park"}
         echo = await client.call_tool("echo", {"text": "héllo"})
@@ -139,7 +141,9 @@ async def test_session_ends_when_the_client_closes() -> None:
             listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
             port = listeners[0].socket.getsockname()[1]
             nursery.start_soon(trio.serve_listeners, handle, listeners)
-            async with trimcp.open_client(trimcp.websocket(f"ws://127.0.0.1:{port}/mcp")) as c:
+            async with trimcp.open_client(
+                trimcp.websocket(f"ws://127.0.0.1:{port}/mcp"), era="handshake"
+            ) as c:
                 await c.call_tool("echo", {"text": "x"})
                 assert len(server.sessions) == 1
             await ended.wait()
@@ -159,7 +163,7 @@ async def test_client_and_the_http_endpoint(engine: str) -> None:
             await exercise(server, f"ws://127.0.0.1:{port}/mcp")
             # ... and Streamable HTTP on the same port, at the same time.
             transport = trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp")
-            async with trimcp.open_client(transport) as client:
+            async with trimcp.open_client(transport, era="handshake") as client:
                 echo = await client.call_tool("echo", {"text": "http"})
                 assert echo.content[0].text == "http"  # type: ignore[union-attr]
 
@@ -254,7 +258,7 @@ async def test_oversized_message_closes_with_1009_and_others_are_untouched() -> 
     with trio.fail_after(20):
         async with lean(server, limits=limits) as port:
             url = f"ws://127.0.0.1:{port}/mcp"
-            async with trimcp.open_client(trimcp.websocket(url)) as bystander:
+            async with trimcp.open_client(trimcp.websocket(url), era="handshake") as bystander:
                 raw = await handshake(port)
                 assert isinstance(raw, RawWebSocket)
                 # Sent in several frames: the bound is on the whole message.
@@ -314,7 +318,7 @@ async def test_client_reports_refusals_with_their_status() -> None:
         async with lean(make_server()) as port:
             transport = trimcp.websocket(f"ws://127.0.0.1:{port}/nope")
             with pytest.raises(trimcp.WebSocketHandshakeError) as info:
-                async with trimcp.open_client(transport):
+                async with trimcp.open_client(transport, era="handshake"):
                     pass  # pragma: no cover
             assert info.value.status == 404
             assert "404" in str(info.value)
@@ -349,7 +353,7 @@ async def test_server_going_away_fails_pending_calls() -> None:
             port = await outer.start(run)
             url = f"ws://127.0.0.1:{port}/mcp"
             async with (
-                trimcp.open_client(trimcp.websocket(url)) as c,
+                trimcp.open_client(trimcp.websocket(url), era="handshake") as c,
                 trio.open_nursery() as nursery,
             ):
 

@@ -325,7 +325,7 @@ async def open_client(
     on_tools_list_changed: ToolsChangedHandler | None = None,
     middlewares: Middlewares | None = None,
     limits: SessionLimits | None = None,
-    era: EraChoice = "handshake",
+    era: EraChoice = "auto",
     discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
     max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
 ) -> AsyncIterator[Client]:
@@ -343,10 +343,12 @@ async def open_client(
       on_log: receives the server's ``notifications/message``.
       on_resource_updated / on_resources_list_changed: receive the server's
         ``notifications/resources/updated`` and ``.../list_changed``.
-      era: ``"auto"`` (probe with ``server/discover``, fall back to ``initialize``:
-        the dual-era client of the 2026-07-28 versioning page), ``"stateless"`` or
-        ``"handshake"`` (the default for now: ``initialize`` at once, as every caller
-        written before the stateless era expects); see ``trimcp.client._era``.
+      era: ``"auto"`` (the default: probe with ``server/discover``, fall back to
+        ``initialize``, as the dual-era client of the 2026-07-28 versioning page does),
+        ``"stateless"`` (no fallback) or ``"handshake"`` (``initialize`` at once). Pick
+        ``"handshake"`` for what only sessions have: resource subscriptions,
+        ``logging/setLevel``, notifications from work detached from its request, live
+        reverse calls; see ``trimcp.client._era``.
       discover_timeout: seconds the ``server/discover`` probe waits for an answer.
       max_input_rounds: input rounds (MRTR) one call may take; see ``_mrtr``.
       on_tools_list_changed: receives ``notifications/tools/list_changed`` (the cached
