@@ -21,7 +21,7 @@ import functools
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import jsonschema
 
@@ -231,25 +231,20 @@ def check_request_members(version: str, method: str, params: Any) -> None:
             assert not extra, f"{version} form field {name!r} has member(s) {sorted(extra)}"
 
 
-class SchemaCheck:
-    """Records a side's outbound messages for validation; see the module doc.
+class MessageRecorder:
+    """Records what one side sends, each answer with the method of its request."""
 
-    ``SchemaCheck(server)`` installs itself on ``server``'s middlewares at once.
-    """
-
-    def __init__(self, server: Any = None) -> None:
+    def __init__(self) -> None:
         self.sent: list[tuple[Message, str | None]] = []
         self._inbound: dict[Any, str] = {}
-        if server is not None:
-            self.install(server.middlewares)
 
-    def install(self, middlewares: Middlewares) -> SchemaCheck:
+    def install(self, middlewares: Middlewares) -> Self:
         """Record what a server sends."""
         middlewares.server_recv.add(self._on_recv)
         middlewares.server_send.add(self._on_send)
         return self
 
-    def install_client(self, middlewares: Middlewares) -> SchemaCheck:
+    def install_client(self, middlewares: Middlewares) -> Self:
         """Record what a client sends."""
         middlewares.client_recv.add(self._on_recv)
         middlewares.client_send.add(self._on_send)
@@ -266,6 +261,18 @@ class SchemaCheck:
             method = self._inbound.get(message.id)
         self.sent.append((message, method))
         await call_next(message)
+
+
+class SchemaCheck(MessageRecorder):
+    """Records a side's outbound messages for validation; see the module doc.
+
+    ``SchemaCheck(server)`` installs itself on ``server``'s middlewares at once.
+    """
+
+    def __init__(self, server: Any = None) -> None:
+        super().__init__()
+        if server is not None:
+            self.install(server.middlewares)
 
     def validate(self, version: str, *, strict: bool = False) -> Counter[str]:
         """Check every recorded message; return how often each definition was checked."""

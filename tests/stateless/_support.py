@@ -23,9 +23,10 @@ import jsonschema
 import trio
 
 import trimcp
-from trimcp.dispatch import CallNext, Middlewares
 from trimcp.transports import MemoryChannel
 from trimcp.wire import ErrorResponse, Message, Notification, Request, Response, to_value
+
+from ..core._schema_check import MessageRecorder
 
 VERSION: Final = "2026-07-28"
 SCHEMA: Final = Path(__file__).parent.parent / "data" / "schemas" / VERSION / "schema.json"
@@ -125,29 +126,8 @@ def validate_value(value: dict[str, Any], method: str | None) -> str:
     return definition
 
 
-class StatelessCheck:
+class StatelessCheck(MessageRecorder):
     """Records a server's outbound messages; :meth:`validate` checks them all."""
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[Message, str | None]] = []
-        self._inbound: dict[Any, str] = {}
-
-    def install(self, middlewares: Middlewares) -> StatelessCheck:
-        middlewares.server_recv.add(self._on_recv)
-        middlewares.server_send.add(self._on_send)
-        return self
-
-    async def _on_recv(self, message: Message, call_next: CallNext) -> None:
-        if isinstance(message, Request):
-            self._inbound[message.id] = message.method
-        await call_next(message)
-
-    async def _on_send(self, message: Message, call_next: CallNext) -> None:
-        method = None
-        if isinstance(message, Response | ErrorResponse):
-            method = self._inbound.get(message.id)
-        self.sent.append((message, method))
-        await call_next(message)
 
     def validate(self) -> Counter[str]:
         """Validate every stateless-era message sent (responses to requests that
