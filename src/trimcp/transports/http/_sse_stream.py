@@ -26,6 +26,17 @@ class Outbox:
     it already replayed from the store.
     """
 
+    __slots__ = (
+        "_closed",
+        "_items",
+        "_size",
+        "_wakeup",
+        "json",
+        "max_bytes",
+        "max_events",
+        "overflowed",
+    )
+
     def __init__(self, *, max_events: int, max_bytes: int) -> None:
         self.max_events = max_events
         self.max_bytes = max_bytes
