@@ -66,16 +66,21 @@ class LogRoute:
         self.open = True
         #: Records lost to a full buffer since the last drain.
         self.dropped = 0
-        self._buffer: collections.deque[dict[str, Any]] = collections.deque()
+        #: Created on the first record and dropped once drained (an empty deque still
+        #: holds a block of 64 slots, for as long as the request runs).
+        self._buffer: collections.deque[dict[str, Any]] | None = None
         self._draining = False
         self._idle: trio.Event | None = None
 
     def push(self, params: dict[str, Any], limit: int) -> None:
         """Queue one message (synchronous; called from ``emit``)."""
-        if len(self._buffer) >= limit:
-            self._buffer.popleft()
+        buffer = self._buffer
+        if buffer is None:
+            buffer = self._buffer = collections.deque()
+        if len(buffer) >= limit:
+            buffer.popleft()
             self.dropped += 1
-        self._buffer.append(params)
+        buffer.append(params)
         if not self._draining:
             self._draining = True
             self._idle = trio.Event()
@@ -83,7 +88,7 @@ class LogRoute:
             try:
                 session.spawn_background(self._drain_task, BackgroundContext(session, None))
             except ConnectionClosedError:
-                self._buffer.clear()
+                self._buffer = None
                 self._draining = False
                 self._idle.set()
 
@@ -106,8 +111,9 @@ class LogRoute:
         """Send every queued message (and the dropped-records notice, if any)."""
         session = self.ctx.session_object
         while self._buffer or self.dropped:
-            if self._buffer:
-                params = self._buffer.popleft()
+            buffer = self._buffer
+            if buffer:
+                params = buffer.popleft()
             else:
                 params = {
                     "level": "warning",
@@ -119,9 +125,10 @@ class LogRoute:
             try:
                 await session.notify("notifications/message", params, related=related)
             except ConnectionClosedError:
-                self._buffer.clear()
+                self._buffer = None
                 self.dropped = 0
                 return
+        self._buffer = None
 
 
 def current_route() -> LogRoute | None:

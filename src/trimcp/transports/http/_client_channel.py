@@ -399,8 +399,10 @@ class HttpClientChannel:
                 async with self.pool.checkout(fresh=attempt > 0) as conn:
                     await conn.send_request("POST", self.pool.origin, headers, body)
                     status.started()
-                    response = await conn.receive_response()
-                    return await self._on_response(message, conn, response, sent, bounce)
+                    # Not bound here: a parked call's stream would keep the head alive.
+                    return await self._on_response(
+                        message, conn, await conn.receive_response(), sent, bounce
+                    )
             except HttpTransportError as exc:
                 if exc.stale and attempt == 0:
                     logger.debug("stale keep-alive connection, retrying: %s", exc)
@@ -453,6 +455,7 @@ class HttpClientChannel:
                 self.start_listening()
             return None
         kind = content_type(response)
+        del response  # nothing more is read from the head; the body may take long
         if kind == "text/event-stream":
             return await self.sse.read_post_stream(conn, request_id)
         if kind == "application/json":

@@ -107,6 +107,8 @@ def content_type(response: h11.Response) -> str:
 class HttpConnection:
     """One HTTP/1.1 connection (h11 state machine plus its Trio stream)."""
 
+    __slots__ = ("_got_bytes", "h11", "idle_since", "reused", "stream")
+
     def __init__(self, stream: trio.abc.Stream, *, max_header_size: int) -> None:
         self.stream = stream
         self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=max_header_size)

@@ -72,26 +72,30 @@ class HttpError(Exception):
 class Headers:
     """The request headers of an ASGI scope: names lower-case, values latin-1."""
 
-    __slots__ = ("_all", "size")
+    __slots__ = ("_raw", "size")
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
-        self._all: dict[str, list[str]] = {}
-        self.size = 0
-        for name, value in raw:
-            self.size += len(name) + len(value)
-            key = name.decode("latin-1").lower()
-            self._all.setdefault(key, []).append(value.decode("latin-1"))
+        # The scope's own list, looked up when asked: a request parked in a handler
+        # keeps no decoded copy of its headers alive.
+        self._raw: Sequence[tuple[bytes, bytes]] = raw if isinstance(raw, Sequence) else list(raw)
+        self.size = sum(len(name) + len(value) for name, value in self._raw)
 
     def get(self, name: str) -> str | None:
-        values = self._all.get(name)
-        return None if values is None else values[0]
+        for raw_name, value in self._raw:
+            if raw_name.decode("latin-1").lower() == name:
+                return value.decode("latin-1")
+        return None
 
     def names(self) -> list[str]:
         """Every header name present (lower-case)."""
-        return list(self._all)
+        return list(dict.fromkeys(name.decode("latin-1").lower() for name, _ in self._raw))
 
     def get_all(self, name: str) -> list[str]:
-        return self._all.get(name, [])
+        return [
+            value.decode("latin-1")
+            for raw_name, value in self._raw
+            if raw_name.decode("latin-1").lower() == name
+        ]
 
 
 def check_framing(headers: Headers, max_header_bytes: int) -> None:

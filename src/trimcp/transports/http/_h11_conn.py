@@ -84,6 +84,23 @@ def _error_response(status: int, message: str) -> tuple[h11.Response, bytes]:
 class H11Connection:
     """Serve the requests of one accepted connection with ``app`` until it ends."""
 
+    __slots__ = (
+        "app",
+        "bad_body",
+        "body_done",
+        "broken",
+        "client",
+        "complete",
+        "done_event",
+        "h11",
+        "head_only",
+        "head_sent",
+        "limits",
+        "server",
+        "started",
+        "stream",
+    )
+
     def __init__(
         self,
         stream: trio.SocketStream,

@@ -26,6 +26,17 @@ class Outbox:
     it already replayed from the store.
     """
 
+    __slots__ = (
+        "_closed",
+        "_items",
+        "_size",
+        "_wakeup",
+        "json",
+        "max_bytes",
+        "max_events",
+        "overflowed",
+    )
+
     def __init__(self, *, max_events: int, max_bytes: int) -> None:
         self.max_events = max_events
         self.max_bytes = max_bytes
@@ -33,7 +44,9 @@ class Outbox:
         self.json = False
         #: ``True`` once the bounds were exceeded and the queue was thrown away.
         self.overflowed = False
-        self._items: deque[tuple[str | None, bytes]] = deque()
+        #: Created on the first item and dropped once drained: an empty deque still
+        #: holds a block of 64 slots, kept for as long as a parked stream lives.
+        self._items: deque[tuple[str | None, bytes]] | None = None
         self._size = 0
         self._closed = False
         self._wakeup = trio.Event()
@@ -43,7 +56,7 @@ class Outbox:
         return self._closed
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._items) if self._items is not None else 0
 
     def put(self, chunk: bytes, event_id: str | None = None, *, whole: bool = False) -> bool:
         """Queue ``chunk``; ``False`` when the outbox is closed or just overflowed.
@@ -53,11 +66,13 @@ class Outbox:
         """
         if self._closed:
             return False
-        over = len(self._items) >= self.max_events or self._size + len(chunk) > self.max_bytes
+        over = len(self) >= self.max_events or self._size + len(chunk) > self.max_bytes
         if over and not whole:
             self.overflowed = True
             self.abort()
             return False
+        if self._items is None:
+            self._items = deque()
         self._items.append((event_id, chunk))
         self._size += len(chunk)
         self._wakeup.set()
@@ -70,7 +85,7 @@ class Outbox:
 
     def abort(self) -> None:
         """Close and drop what is queued (the stream overflowed or the session ended)."""
-        self._items.clear()
+        self._items = None
         self._size = 0
         self.close()
 
@@ -81,6 +96,10 @@ class Outbox:
                 return None
             self._wakeup = trio.Event()
             await self._wakeup.wait()
-        item = self._items.popleft()
+        items = self._items
+        assert items is not None
+        item = items.popleft()
+        if not items:
+            self._items = None
         self._size -= len(item[1])
         return item
