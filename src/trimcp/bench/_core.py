@@ -12,6 +12,7 @@ says so (``{"unsupported": reason}``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict, dataclass, field
@@ -144,3 +145,35 @@ def check_echo(text: object, expected: str) -> None:
     """Fail loudly when an implementation answers something other than the echo."""
     if text != expected:
         raise AssertionError(f"echo returned {str(text)[:80]!r}, expected {expected[:80]!r}")
+
+
+async def tool_target(
+    call_tool: Callable[[str, dict[str, Any]], Awaitable[Any]],
+    text_of: Callable[[Any], str],
+    workload: Workload,
+) -> Target:
+    """Check one echo through ``call_tool``, then return the target built on it.
+
+    trimcp's and the SDK's clients share this shape: ``call_tool(name, arguments)``
+    returns a result with ``is_error``; ``text_of`` reads its first text block.
+    """
+    text = workload.text
+    arguments = {"text": text}
+    check_echo(text_of(await call_tool(TOOL_NAME, arguments)), text)
+
+    async def call() -> None:
+        if (await call_tool(TOOL_NAME, arguments)).is_error:
+            raise AssertionError("tool failed")
+
+    async def park() -> None:
+        await call_tool(PARK_TOOL, {})
+
+    async def stats() -> dict[str, Any]:
+        answer: dict[str, Any] = json.loads(text_of(await call_tool(STATS_TOOL, {})))
+        return answer
+
+    async def fanout(n: int) -> None:
+        if (await call_tool(FANOUT_TOOL, {"n": n})).is_error:
+            raise AssertionError("fanout failed")
+
+    return Target(call, park, stats, fanout)

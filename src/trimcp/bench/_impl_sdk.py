@@ -32,7 +32,7 @@ from ._core import (
     Implementation,
     Target,
     Workload,
-    check_echo,
+    tool_target,
 )
 from ._probe import Probe, asyncio_tasks
 from ._process import PeerCpu, http_server, serve_command
@@ -102,27 +102,7 @@ def _text(result: Any) -> str:
 
 async def _target(client: Client, workload: Workload) -> Target:
     """Check one echo, then return the target."""
-    text = workload.text
-    arguments = {"text": text}
-    check_echo(_text(await client.call_tool(TOOL_NAME, arguments)), text)
-    call_tool = client.call_tool
-
-    async def call() -> None:
-        if (await call_tool(TOOL_NAME, arguments)).is_error:
-            raise AssertionError("tool failed")
-
-    async def park() -> None:
-        await call_tool(PARK_TOOL, {})
-
-    async def stats() -> dict[str, Any]:
-        answer: dict[str, Any] = json.loads(_text(await call_tool(STATS_TOOL, {})))
-        return answer
-
-    async def fanout(n: int) -> None:
-        if (await call_tool(FANOUT_TOOL, {"n": n})).is_error:
-            raise AssertionError("fanout failed")
-
-    return Target(call, park, stats, fanout)
+    return await tool_target(client.call_tool, _text, workload)
 
 
 def _client(server: Any) -> Client:
