@@ -197,3 +197,35 @@ async def test_meta_carries_capabilities_and_log_level() -> None:
     assert meta["io.modelcontextprotocol/logLevel"] == "warning"
     assert meta["io.modelcontextprotocol/clientCapabilities"] == {"sampling": {}, "roots": {}}
     assert not peer.requests("logging/setLevel")
+
+
+async def test_ping_and_subscriptions_in_the_stateless_era() -> None:
+    """ping() is a server/discover round trip there (the era has no ping); subscribing
+    is refused locally with the way forward, before anything is sent."""
+    server = dual_server()
+
+    @server.resource("notes://a")
+    async def note() -> str:
+        return "a"
+
+    sent: list[str] = []
+
+    async def record(message: object, call_next: object) -> None:
+        if isinstance(message, Request):
+            sent.append(message.method)
+        await call_next(message)  # type: ignore[operator]
+
+    server.middlewares.server_recv.add(record)
+    with trio.fail_after(WAIT):
+        async with trimcp.open_client(server.in_memory()) as client:
+            assert client.stateless  # the default era is "auto"
+            await client.ping()
+            assert sent[-1] == "server/discover"
+            with pytest.raises(trimcp.McpError) as info:
+                await client.subscribe_resource("notes://a")
+            assert info.value.code == -32601
+            assert "listen(resource_uris" in info.value.message
+            assert "resources/subscribe" not in sent
+        async with trimcp.open_client(server.in_memory(), era="handshake") as client:
+            await client.ping()
+            assert sent[-1] == "ping"

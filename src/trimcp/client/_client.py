@@ -151,8 +151,9 @@ class Client(ResourceCalls, ListenCalls, RootsCalls):
         await self.session.notify(method, params)
 
     async def ping(self) -> None:
-        """Check the server is alive (``ping``)."""
-        await self.session.request("ping")
+        """Check the server is alive: ``ping``, or in the stateless era (which has no
+        ``ping``) a ``server/discover`` round trip."""
+        await self.session.request("server/discover" if self.era.stateless else "ping")
 
     # -- tools --------------------------------------------------------------------
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:

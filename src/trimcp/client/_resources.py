@@ -25,6 +25,7 @@ from trimcp.protocol import (
 )
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
+from ._era import EraState
 from ._mrtr import InputRounds
 
 __all__ = [
@@ -46,8 +47,15 @@ class ResourceCalls:
 
     session: Session
     _rounds: InputRounds
+    era: EraState
 
     def _require_resources(self, *, subscribe: bool = False) -> None:
+        if subscribe and self.era.stateless:
+            raise McpError(
+                METHOD_NOT_FOUND,
+                "resources/subscribe does not exist in the stateless era (2026-07-28): use "
+                "client.listen(resource_uris=[...]), or open_client(..., era='handshake')",
+            )
         capability = self.session.state.server_capabilities.resources
         if capability is None:
             raise McpError(METHOD_NOT_FOUND, "the server does not support resources")
