@@ -11,7 +11,7 @@ and what happens to the session afterwards.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Protocol
 
 import trio
 
@@ -22,7 +22,7 @@ from ._guards import SERVER_ERROR, HttpError
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
 
-__all__ = ["SESSION_NOT_FOUND", "deliver", "serve_post", "session_headers"]
+__all__ = ["SESSION_NOT_FOUND", "deliver", "deliver_within", "serve_post", "session_headers"]
 
 SESSION_NOT_FOUND: Final = -32001
 
@@ -95,8 +95,13 @@ async def serve_post(
         channel.touch()
 
 
-async def deliver(channel: HttpSessionChannel, message: Message, wait: float) -> None:
-    """Queue ``message`` for the session; 503 when the session stays too busy to take it."""
+class _Inbox(Protocol):
+    async def deliver(self, message: Message) -> None: ...
+
+
+async def deliver_within(channel: _Inbox, message: Message, wait: float) -> None:
+    """Hand ``message`` to a session within ``wait`` seconds: 404 once the session has
+    ended, 503 (``Retry-After: 1``) while it stays too busy to take it."""
     try:
         with trio.move_on_after(wait) as waited:
             await channel.deliver(message)
@@ -109,5 +114,11 @@ async def deliver(channel: HttpSessionChannel, message: Message, wait: float) ->
             code=SERVER_ERROR,
             headers=[(b"retry-after", b"1")],
         )
+
+
+async def deliver(channel: HttpSessionChannel, message: Message, wait: float) -> None:
+    """Queue ``message`` for the session (:func:`deliver_within`), and let the channel
+    stop the stream of a request the client cancelled."""
+    await deliver_within(channel, message, wait)
     if isinstance(message, Notification) and message.method == "notifications/cancelled":
         channel.cancelled((message.params or {}).get("requestId"))

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Final, final
+from typing import final
 from urllib.parse import parse_qs
-
-import trio
 
 from trimcp.wire import RemoteProtocolError, decode, encode
 
 from ._asgi_io import Receive, Scope, Send, pump, read_body, send_empty
+from ._asgi_post import SESSION_NOT_FOUND, deliver_within
 from ._guards import (
     SERVER_ERROR,
     SESSION_ID_PATTERN,
@@ -50,7 +49,6 @@ __all__ = ["LegacySseEndpoint"]
 logger = logging.getLogger("trimcp.http.server")
 
 #: The JSON-RPC code of a 404 for an unknown session (as on Streamable HTTP).
-SESSION_NOT_FOUND: Final = -32001
 
 
 @final
@@ -145,18 +143,7 @@ class LegacySseEndpoint:
             raise HttpError(400, f"Bad Request: {exc}") from None
         if isinstance(message, list):  # decode refuses batches; this keeps mypy informed
             raise HttpError(400, "Invalid Request: batches are not supported")
-        try:
-            with trio.move_on_after(self.limits.inbound_wait) as waited:
-                await channel.deliver(message)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            raise HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND) from None
-        if waited.cancelled_caught:
-            raise HttpError(
-                503,
-                "Service Unavailable: the session is busy",
-                code=SERVER_ERROR,
-                headers=[(b"retry-after", b"1")],
-            )
+        await deliver_within(channel, message, self.limits.inbound_wait)
         await send_empty(send, 202)
 
 
