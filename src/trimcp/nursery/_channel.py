@@ -30,6 +30,10 @@ class MessageChannel(Protocol):
     * ``receive`` returns the next message, and raises :class:`trio.EndOfChannel` at a
       clean end of input, or :class:`trio.BrokenResourceError` /
       :class:`trio.ClosedResourceError` when the channel broke or was closed.
+    * Optionally, ``receive_nowait()`` returns a message already received without a
+      checkpoint, or raises :class:`trio.WouldBlock` (and the errors of ``receive``).
+      The session then reads a burst in one scheduler step instead of one step per
+      message; a channel without it works the same, one message per step.
     * ``negotiated`` tells the transport which protocol revision the session agreed on,
       for what depends on it (JSON-RPC batches in 2025-03-26, the
       ``MCP-Protocol-Version`` header on HTTP).

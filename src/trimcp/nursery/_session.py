@@ -293,10 +293,21 @@ class Session:
     # ------------------------------------------------------------------ receiving
     async def _reader(self) -> None:
         reason = "Connection closed"
+        # A channel that can hand over what it already holds without a checkpoint lets
+        # the reader take a whole burst in one scheduler step: a checkpoint per message
+        # would cost a scheduler batch per message under concurrent load.
+        receive_nowait = getattr(self.channel, "receive_nowait", None)
         try:
             while True:
                 try:
                     message = await self.channel.receive()
+                    await self._recv_chain(message, None)
+                    while receive_nowait is not None:
+                        try:
+                            message = receive_nowait()
+                        except trio.WouldBlock:
+                            break
+                        await self._recv_chain(message, None)
                 except trio.EndOfChannel:
                     return
                 except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
@@ -305,7 +316,6 @@ class Session:
                     if str(exc):
                         reason = f"Connection closed: {exc}"
                     return
-                await self._recv_chain(message, None)
         finally:
             self._end(ConnectionClosedError(reason))
 
@@ -345,19 +355,32 @@ class Session:
         # Blocks only when max_queued requests already wait for a slot: that is where
         # backpressure stops the reader. Answers and notifications never wait here, so
         # handlers at the in-flight cap still get the answers to their reverse calls.
-        await self._admission_send.send((request, route, entry))
+        # The hand-over takes no checkpoint while the queue has room (the reader had
+        # one when it received): a yield per request would cost a scheduler batch each.
+        try:
+            self._admission_send.send_nowait((request, route, entry))
+        except trio.WouldBlock:
+            await self._admission_send.send((request, route, entry))
 
     async def _admit(self) -> None:
-        """Start queued requests, in arrival order, as in-flight slots free up."""
-        async for request, route, entry in self._admission_receive:
-            # A free slot is taken without a checkpoint: the receive above was one, and
-            # a second yield per request doubles the scheduler batches on the hot path.
-            try:
-                self._in_flight_slots.acquire_nowait()
-            except trio.WouldBlock:
-                await self._in_flight_slots.acquire()
-            self._running += 1
-            self._nursery.start_soon(self._run_request, request, route, entry)
+        """Start queued requests, in arrival order, as in-flight slots free up.
+
+        After each receive (a checkpoint) it starts everything already queued while
+        slots are free, without a checkpoint per request.
+        """
+        queue = self._admission_receive
+        async for item in queue:
+            while True:
+                try:
+                    self._in_flight_slots.acquire_nowait()
+                except trio.WouldBlock:
+                    await self._in_flight_slots.acquire()
+                self._running += 1
+                self._nursery.start_soon(self._run_request, *item)
+                try:
+                    item = queue.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
 
     async def _run_request(self, request: Request, route: RequestRoute, entry: InFlight) -> None:
         reply: Message | None = None

@@ -39,6 +39,10 @@ class MemoryChannel:
     async def receive(self) -> Message:
         return await self._receive.receive()
 
+    def receive_nowait(self) -> Message:
+        """The next message already queued; :class:`trio.WouldBlock` if none is."""
+        return self._receive.receive_nowait()
+
     async def aclose(self) -> None:
         await self._send.aclose()
         await self._receive.aclose()

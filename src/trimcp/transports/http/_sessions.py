@@ -128,6 +128,10 @@ class HttpSessionChannel:
     async def receive(self) -> Message:
         return await self._inbound.receive()
 
+    def receive_nowait(self) -> Message:
+        """The next message already delivered; :class:`trio.WouldBlock` if none is."""
+        return self._inbound.receive_nowait()
+
     async def aclose(self) -> None:
         self.close()
 
