@@ -18,6 +18,7 @@ from ._guards import HttpError
 from ._sse_stream import Outbox
 
 __all__ = [
+    "EAGER_ROUNDS",
     "ClientGone",
     "Receive",
     "Send",
@@ -37,14 +38,23 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 RawHeaders = Sequence[tuple[bytes, bytes]]
 
 
+#: Scheduler rounds a response waits for its first item before it starts watching for
+#: the client leaving. A tool answering at once takes three or four (the session's
+#: reader, the admission, the handler); a spare pair covers a middleware checkpoint.
+EAGER_ROUNDS = 6
+
+
 class ClientGone(Exception):
     """The client disconnected; nothing more can be sent on this request."""
 
 
-async def _send(send: Send, message: MutableMapping[str, Any], timeout: float) -> None:
+async def _send(send: Send, timeout: float, *messages: MutableMapping[str, Any]) -> None:
+    """Send ``messages`` in order, all within one ``timeout`` (one deadline per
+    response part rather than per message: a cancel scope is not free on the hot path)."""
     try:
         with trio.fail_after(timeout):
-            await send(message)
+            for message in messages:
+                await send(message)
     except trio.Cancelled:
         raise
     except trio.TooSlowError as exc:
@@ -83,6 +93,7 @@ async def send_json(
 ) -> None:
     await _send(
         send,
+        timeout,
         {
             "type": "http.response.start",
             "status": status,
@@ -92,9 +103,8 @@ async def send_json(
                 *headers,
             ],
         },
-        timeout,
+        {"type": "http.response.body", "body": body},
     )
-    await _send(send, {"type": "http.response.body", "body": body}, timeout)
 
 
 async def send_empty(
@@ -102,14 +112,14 @@ async def send_empty(
 ) -> None:
     await _send(
         send,
+        timeout,
         {
             "type": "http.response.start",
             "status": status,
             "headers": [(b"content-length", b"0"), *headers],
         },
-        timeout,
+        {"type": "http.response.body", "body": b""},
     )
-    await _send(send, {"type": "http.response.body", "body": b""}, timeout)
 
 
 def error_body(error: HttpError) -> bytes:
@@ -151,10 +161,26 @@ async def pump(
     """Write ``outbox`` as the response: one JSON body, or an SSE stream.
 
     Returns ``True`` when the response was completed, ``False`` when the client went
-    away first. ``on_empty`` answers a response that ends before its first item.
+    away first. Watching for the client leaving takes a task (and a read registered
+    with the OS) per response, so a response first waits up to :data:`EAGER_ROUNDS`
+    scheduler rounds: a JSON answer ready by then is written without one, and only a
+    slower or streamed response is watched (disconnection is noticed that much later).
+    ``on_empty`` answers a response that ends before its first item.
     ``status`` maps the code of a JSON error body to its HTTP status (the stateless
     era answers its request errors with 400 or 404); without it every body is 200.
     """
+    for _ in range(EAGER_ROUNDS):
+        if len(outbox) or outbox.closed:
+            break
+        await trio.lowlevel.checkpoint()
+    if outbox.json and len(outbox):
+        # Answered before the watcher was needed: one body, written right away.
+        try:
+            await _write(outbox, send, headers, timeout, on_empty, status)
+        except ClientGone:
+            logger.debug("client went away before its answer")
+            return False
+        return True
     completed = False
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_watch_disconnect, receive, nursery.cancel_scope)
@@ -194,8 +220,7 @@ def _sse_start(headers: RawHeaders) -> dict[str, Any]:
 
 async def send_sse_end(send: Send, headers: RawHeaders, *, timeout: float = 30.0) -> None:
     """An SSE response with no events (a request cancelled before any output)."""
-    await _send(send, _sse_start(headers), timeout)
-    await _send(send, {"type": "http.response.body", "body": b""}, timeout)
+    await _send(send, timeout, _sse_start(headers), {"type": "http.response.body", "body": b""})
 
 
 async def _write(
@@ -214,11 +239,11 @@ async def _write(
         code = 200 if status is None else _error_status(first[1], status)
         await send_json(send, code, first[1], headers, timeout=timeout)
         return
-    await _send(send, _sse_start(headers), timeout)
+    await _send(send, timeout, _sse_start(headers))
     item = first
     while item is not None:
         await _send(
-            send, {"type": "http.response.body", "body": item[1], "more_body": True}, timeout
+            send, timeout, {"type": "http.response.body", "body": item[1], "more_body": True}
         )
         item = await outbox.get()
-    await _send(send, {"type": "http.response.body", "body": b"", "more_body": False}, timeout)
+    await _send(send, timeout, {"type": "http.response.body", "body": b"", "more_body": False})

@@ -81,8 +81,13 @@ class Headers:
         self.size = sum(len(name) + len(value) for name, value in self._raw)
 
     def get(self, name: str) -> str | None:
+        """The first value of header ``name`` (given lower-case), or ``None``."""
+        key = name.encode("latin-1")
+        size = len(key)
         for raw_name, value in self._raw:
-            if raw_name.decode("latin-1").lower() == name:
+            # Names are compared as bytes, and only those of the right length are
+            # folded: a POST looks up a handful of headers, each over the whole list.
+            if len(raw_name) == size and raw_name.lower() == key:
                 return value.decode("latin-1")
         return None
 
@@ -91,10 +96,13 @@ class Headers:
         return list(dict.fromkeys(name.decode("latin-1").lower() for name, _ in self._raw))
 
     def get_all(self, name: str) -> list[str]:
+        """Every value of header ``name`` (given lower-case), in order."""
+        key = name.encode("latin-1")
+        size = len(key)
         return [
             value.decode("latin-1")
             for raw_name, value in self._raw
-            if raw_name.decode("latin-1").lower() == name
+            if len(raw_name) == size and raw_name.lower() == key
         ]
 
 

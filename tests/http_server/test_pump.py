@@ -1,0 +1,92 @@
+"""How a response is pumped out of its outbox: a ready JSON answer is written without
+watching for the client leaving; anything slower is watched, and a client that leaves
+ends it."""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
+
+import trio
+import trio.testing
+
+from trimcp.transports.http._asgi_io import EAGER_ROUNDS, pump
+from trimcp.transports.http._sse_stream import Outbox
+
+
+class _Asgi:
+    """The server side of ASGI, recorded: what was sent, how often ``receive`` ran."""
+
+    def __init__(self, *, disconnect: bool) -> None:
+        self.sent: list[MutableMapping[str, Any]] = []
+        self.receives = 0
+        self.disconnect = disconnect
+
+    async def receive(self) -> MutableMapping[str, Any]:
+        self.receives += 1
+        if self.disconnect:
+            return {"type": "http.disconnect"}
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def send(self, message: MutableMapping[str, Any]) -> None:
+        self.sent.append(message)
+
+
+def _json_outbox(body: bytes) -> Outbox:
+    outbox = Outbox(max_events=8, max_bytes=1 << 16)
+    outbox.json = True
+    outbox.put(body, whole=True)
+    return outbox
+
+
+async def test_a_ready_json_answer_is_written_without_a_watcher() -> None:
+    asgi = _Asgi(disconnect=False)
+    done = await pump(_json_outbox(b'{"ok":1}'), asgi.receive, asgi.send, (), timeout=5)
+    assert done is True
+    assert asgi.receives == 0  # nobody listened for the client leaving
+    assert [m["type"] for m in asgi.sent] == ["http.response.start", "http.response.body"]
+    assert asgi.sent[1]["body"] == b'{"ok":1}'
+
+
+async def test_an_answer_within_the_eager_rounds_needs_no_watcher() -> None:
+    asgi = _Asgi(disconnect=False)
+    outbox = Outbox(max_events=8, max_bytes=1 << 16)
+
+    async def answer_soon() -> None:
+        for _ in range(EAGER_ROUNDS - 2):
+            await trio.lowlevel.checkpoint()
+        outbox.json = True
+        outbox.put(b"{}", whole=True)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(answer_soon)
+        assert await pump(outbox, asgi.receive, asgi.send, (), timeout=5) is True
+    assert asgi.receives == 0
+    assert asgi.sent[1]["body"] == b"{}"
+
+
+async def test_a_slow_answer_is_watched_and_a_leaving_client_ends_it() -> None:
+    asgi = _Asgi(disconnect=True)
+    outbox = Outbox(max_events=8, max_bytes=1 << 16)  # never answered
+    with trio.fail_after(5):
+        done = await pump(outbox, asgi.receive, asgi.send, (), timeout=5)
+    assert done is False
+    assert asgi.receives == 1
+    assert asgi.sent == []
+
+
+async def test_a_slow_json_answer_is_still_written_once_it_comes() -> None:
+    asgi = _Asgi(disconnect=False)
+    outbox = Outbox(max_events=8, max_bytes=1 << 16)
+    async with trio.open_nursery() as nursery:
+
+        async def late() -> None:
+            await trio.testing.wait_all_tasks_blocked()
+            outbox.json = True
+            outbox.put(b"[]", whole=True)
+
+        nursery.start_soon(late)
+        assert await pump(outbox, asgi.receive, asgi.send, (), timeout=5) is True
+    assert asgi.receives == 1  # watched while it waited
+    assert asgi.sent[1]["body"] == b"[]"
