@@ -118,6 +118,7 @@ class InMemoryDriver:
             make_server(workload).in_memory(),
             sampling=_answer_sampling,
             limits=_client_limits(workload),
+            era="handshake",
         ) as client:
             yield await target_of(client, workload)
 
@@ -132,6 +133,7 @@ class StdioDriver:
             stdio_command(sys.executable, *command),
             sampling=_answer_sampling,
             limits=_client_limits(workload),
+            era="handshake",
         ) as client:
             yield await target_of(client, workload)
 
@@ -152,7 +154,10 @@ class HttpDriver(PeerCpu):
         with http_server(self.kind, workload) as self.server:
             transport = streamable_http(self.server.url, max_connections=workload.connections or 32)
             async with open_client(
-                transport, sampling=_answer_sampling, limits=_client_limits(workload)
+                transport,
+                sampling=_answer_sampling,
+                limits=_client_limits(workload),
+                era="handshake",
             ) as client:
                 yield await target_of(client, workload)
 
