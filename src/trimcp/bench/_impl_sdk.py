@@ -6,7 +6,10 @@
 encoding, a session on each end, the same shape as trimcp's memory pair); over stdio
 it starts the server as a child process; over HTTP it is the SDK's httpx client
 against its server under uvicorn in another process (:mod:`._serve`), answering with
-SSE (``sdk``) or with JSON bodies (``sdk-json``). The SDK is an optional install:
+SSE (``sdk``) or with JSON bodies (``sdk-json``). In the stateless era (``--era
+stateless``) the client is ``mode="2026-07-28"``: in memory a direct dispatcher pair into
+the server's per-request path, over stdio and HTTP the same processes, the server
+answering each request on its own. The SDK is an optional install:
 importing this module fails without it, and the worker reports that.
 """
 
@@ -169,7 +172,8 @@ _VERSIONS = {"mcp": version("mcp"), "anyio": version("anyio"), "uvicorn": versio
 
 IMPLEMENTATION = Implementation(
     name="sdk",
-    description="mcp SDK MCPServer + Client(mode='legacy') (http: uvicorn, SSE answers)",
+    description="mcp SDK MCPServer + Client(mode='legacy'; stateless era: '2026-07-28') "
+    "(http: uvicorn, SSE answers)",
     runtime=asyncio_runtime(),
     drivers={"memory": InMemoryDriver, "stdio": StdioDriver, "http": HttpDriver},
     versions=_VERSIONS,
