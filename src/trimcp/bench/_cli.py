@@ -16,6 +16,7 @@ from typing import Any
 
 from . import _report, _runner
 from ._core import Workload
+from ._era import DEFAULT_ERA, ERAS
 from ._registry import DEFAULT_BY_TRANSPORT, REGISTRY, TRANSPORTS
 from ._settings import DEFAULT_LEVELS, METRIC_ORDER, Settings
 
@@ -46,6 +47,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=_list,
         default=("memory",),
         help=f"comma list of {', '.join(TRANSPORTS)} (default: memory)",
+    )
+    p.add_argument(
+        "--era",
+        type=_list,
+        default=(DEFAULT_ERA,),
+        help=f"comma list of protocol eras, {', '.join(ERAS)} (default: {DEFAULT_ERA})",
     )
     p.add_argument(
         "--impl",
@@ -154,6 +161,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         transports=transports,
         implementations=names,
         metrics=_checked(args.metric, METRIC_ORDER, "metric"),
+        eras=_checked(args.era, ERAS, "era"),
         levels=levels,
         timeout=args.timeout,
         server_max_in_flight=args.server_max_in_flight,

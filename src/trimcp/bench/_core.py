@@ -64,6 +64,8 @@ class Workload:
       server_command / url: the external target (stdio command, Streamable HTTP URL).
       tool / arguments: what an external target's call is (default: ``echo`` with
         the payload as ``text``).
+      era: the protocol era the client speaks, ``handshake`` or ``stateless``
+        (:mod:`._era`).
     """
 
     payload_bytes: int = 16
@@ -75,6 +77,7 @@ class Workload:
     url: str = ""
     tool: str = TOOL_NAME
     arguments: Mapping[str, Any] | None = None
+    era: str = "handshake"
 
     @property
     def text(self) -> str:

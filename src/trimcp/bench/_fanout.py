@@ -5,6 +5,9 @@ the tool returns once all its ``sampling/createMessage`` calls are answered (the
 client answers each at once with a fixed completion). The sample has the median of
 the rounds for both and their ratio; a perfectly concurrent engine keeps the ratio
 far below ``n``.
+
+A target that cannot fan out in the run's era raises :class:`._era.Unsupported`; the
+sample then says why (``{"unsupported": reason}``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import time
 from typing import Any
 
 from ._core import Driver, Implementation, Workload
+from ._era import unsupported_in
 
 __all__ = ["run"]
 
@@ -25,21 +29,27 @@ async def run(
     n = int(params["fanout"])
     rounds = int(params.get("rounds", 10))
     clock = time.perf_counter
-    async with driver.connect(workload) as target:
-        fanout = target.fanout
-        if fanout is None:
-            return {"unsupported": "the target has no fan-out tool (or cannot answer sampling)"}
-        await fanout(1)
-        await fanout(n)
-        one: list[float] = []
-        many: list[float] = []
-        for _ in range(rounds):
-            began = clock()
+    one: list[float] = []
+    many: list[float] = []
+    try:
+        async with driver.connect(workload) as target:
+            fanout = target.fanout
+            if fanout is None:
+                return {"unsupported": "the target has no fan-out tool (or cannot answer sampling)"}
             await fanout(1)
-            one.append(clock() - began)
-            began = clock()
             await fanout(n)
-            many.append(clock() - began)
+            for _ in range(rounds):
+                began = clock()
+                await fanout(1)
+                one.append(clock() - began)
+                began = clock()
+                await fanout(n)
+                many.append(clock() - began)
+    except BaseException as exc:
+        unsupported = unsupported_in(exc)
+        if unsupported is None:
+            raise
+        return {"unsupported": str(unsupported)}
     one_s, many_s = statistics.median(one), statistics.median(many)
     return {
         "n": n,

@@ -9,6 +9,13 @@ it, then replaced), so the client never queues. With the client this thin,
 ``raw-trimcp`` against ``raw-sdk`` compares the servers; against ``trimcp`` / ``sdk``
 it shows what each stack's own client costs. A parked call that is cancelled sends
 ``notifications/cancelled`` on a connection of its own and drops its connection.
+
+In the stateless era (``era="stateless"``) there is no ``initialize`` and no session:
+every POST carries the stamped ``_meta`` (:func:`._era.stamp`) and the era's headers
+(``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``); a cancelled call just closes
+its connection (the 2026-07-28 HTTP transport's cancellation: the server must treat the
+disconnect as one); and the client answers ``input_required`` rounds, so the fan-out
+metric works over HTTP too.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ from urllib.parse import urlsplit
 import h11
 import trio
 
-from ._core import PARK_TOOL, STATS_TOOL, Target, Workload, check_echo
+from ._core import FANOUT_TOOL, PARK_TOOL, STATS_TOOL, Target, Workload, check_echo
+from ._era import http_headers, stamp, with_input_rounds
 from ._ndjson import PROTOCOL_VERSION
 
 __all__ = ["H11Client", "connect_url"]
@@ -90,7 +98,8 @@ def _answer(response: h11.Response, body: bytes, request_id: int) -> dict[str, A
 class H11Client:
     """Keep-alive connections to one MCP endpoint, one exchange each at a time."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, era: str = "handshake") -> None:
+        self.stateless = era == "stateless"
         parts = urlsplit(url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.path = parts.path or "/"
@@ -113,14 +122,18 @@ class H11Client:
         await connection.stream.aclose()
 
     async def post(
-        self, message: dict[str, Any], *, keep: bool = True
+        self,
+        message: dict[str, Any],
+        *,
+        keep: bool = True,
+        extra: list[tuple[str, str]] | None = None,
     ) -> tuple[h11.Response, bytes]:
-        """POST ``message``; ``keep``: return the connection to the idle pool after."""
+        """POST ``message`` (with ``extra`` headers); ``keep``: return the connection to
+        the idle pool after."""
         connection = self.idle.pop() if self.idle else await self._open()
+        headers = self.headers if extra is None else [*self.headers, *extra]
         try:
-            response, body = await connection.post(
-                self.path, self.headers, json.dumps(message).encode()
-            )
+            response, body = await connection.post(self.path, headers, json.dumps(message).encode())
         except BaseException:
             with trio.CancelScope(shield=True):
                 await self._drop(connection)
@@ -134,10 +147,16 @@ class H11Client:
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """One request; on cancellation, tell the server on another connection."""
         request_id = next(self.ids)
+        extra = None
+        if self.stateless:
+            params = stamp(params)
+            extra = http_headers(method, params)
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         try:
-            response, body = await self.post(message)
+            response, body = await self.post(message, extra=extra)
         except trio.Cancelled:
+            if self.stateless:  # post() dropped the connection: that is the cancellation
+                raise
             note = {"method": "notifications/cancelled", "params": {"requestId": request_id}}
             with trio.CancelScope(shield=True):
                 await self.post({"jsonrpc": "2.0", **note}, keep=False)
@@ -172,13 +191,17 @@ class H11Client:
 
 
 @asynccontextmanager
-async def connect_url(url: str, workload: Workload, *, ours: bool) -> AsyncIterator[Target]:
-    """Initialize at ``url`` and yield a target; ``ours``: the server has the
-    benchmark tools (park, stats; fan-out needs reverse calls, which this client
-    does not answer over HTTP)."""
-    client = H11Client(url)
+async def connect_url(
+    url: str, workload: Workload, *, ours: bool, era: str = "handshake"
+) -> AsyncIterator[Target]:
+    """Initialize at ``url`` (handshake era) and yield a target; ``ours``: the server
+    has the benchmark tools (park, stats; in the handshake era the fan-out needs
+    server-to-client requests, which this client does not answer over HTTP, while in
+    the stateless era it is input rounds on the call's own POSTs)."""
+    client = H11Client(url, era)
     try:
-        await client.initialize()
+        if not client.stateless:
+            await client.initialize()
         tool, arguments = workload.tool, workload.call_arguments()
         params = {"name": tool, "arguments": arguments}
         request = client.request
@@ -205,7 +228,17 @@ async def connect_url(url: str, workload: Workload, *, ours: bool) -> AsyncItera
             result: dict[str, Any] = json.loads(answer["result"]["content"][0]["text"])
             return result
 
-        yield Target(call, park, stats)
+        if not client.stateless:
+            yield Target(call, park, stats)
+            return
+
+        async def fanout(n: int) -> None:
+            params = {"name": FANOUT_TOOL, "arguments": {"n": n}}
+            answer = await with_input_rounds(request, "tools/call", params)
+            if "result" not in answer or answer["result"].get("isError"):
+                raise AssertionError(f"fanout failed: {str(answer)[:200]}")
+
+        yield Target(call, park, stats, fanout)
     finally:
         with trio.CancelScope(shield=True):
             await client.aclose()

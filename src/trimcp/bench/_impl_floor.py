@@ -19,6 +19,7 @@ from importlib.metadata import version
 import trio
 
 from ._core import Implementation, Target, Workload
+from ._era import ERA_FREE, guard_fanout
 from ._floor import FloorServer
 from ._h11 import connect_url
 from ._ndjson import BUFFER, LineClient, lines_of, writer
@@ -76,14 +77,19 @@ class StdioDriver(PeerCpu):
         assert process.stdout is not None
         self.server = ServerProcess("stdio", process.pid)
         outbox, queued = trio.open_memory_channel[str](BUFFER)
-        client = LineClient(outbox.send)
+        era = "handshake" if self.kind in ERA_FREE else workload.era
+        client = LineClient(outbox.send, era)
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(writer, process.stdin, queued)
                 nursery.start_soon(client.read, lines_of(process.stdout))
-                await client.initialize()
+                if era == "handshake":
+                    await client.initialize()
                 try:
-                    yield await client.target(workload, ours=self.kind is not None)
+                    target = await client.target(workload, ours=self.kind is not None)
+                    if era != "handshake":
+                        target = guard_fanout(target, self.kind, AssertionError)
+                    yield target
                 finally:
                     nursery.cancel_scope.cancel()
         finally:
@@ -107,12 +113,17 @@ class HttpDriver(PeerCpu):
         if self.kind is None:
             if not workload.url:
                 raise ValueError("the external http target needs --url")
-            async with connect_url(workload.url, workload, ours=False) as target:
+            async with connect_url(workload.url, workload, ours=False, era=workload.era) as target:
                 yield target
             return
+        era = "handshake" if self.kind in ERA_FREE else workload.era
         with http_server(self.kind, workload) as self.server:
-            async with connect_url(self.server.url, workload, ours=True) as target:
-                yield target
+            async with connect_url(self.server.url, workload, ours=True, era=era) as target:
+                yield (
+                    guard_fanout(target, self.kind, AssertionError)
+                    if era != "handshake"
+                    else target
+                )
 
 
 _VERSIONS = {"trio": trio.__version__, "h11": version("h11")}

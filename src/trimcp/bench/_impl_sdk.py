@@ -6,7 +6,10 @@
 encoding, a session on each end, the same shape as trimcp's memory pair); over stdio
 it starts the server as a child process; over HTTP it is the SDK's httpx client
 against its server under uvicorn in another process (:mod:`._serve`), answering with
-SSE (``sdk``) or with JSON bodies (``sdk-json``). The SDK is an optional install:
+SSE (``sdk``) or with JSON bodies (``sdk-json``). In the stateless era (``--era
+stateless``) the client is ``mode="2026-07-28"``: in memory a direct dispatcher pair into
+the server's per-request path, over stdio and HTTP the same processes, the server
+answering each request on its own. The SDK is an optional install:
 importing this module fails without it, and the worker reports that.
 """
 
@@ -34,6 +37,7 @@ from ._core import (
     Workload,
     tool_target,
 )
+from ._era import DEFAULT_ERA, guard_fanout, sdk_mode
 from ._probe import Probe, asyncio_tasks
 from ._process import PeerCpu, http_server, serve_command
 from ._runtimes import asyncio_runtime
@@ -101,12 +105,19 @@ def _text(result: Any) -> str:
 
 
 async def _target(client: Client, workload: Workload) -> Target:
-    """Check one echo, then return the target."""
-    return await tool_target(client.call_tool, _text, workload)
+    """Check one echo, then return the target.
+
+    In 2026-07-28 mode the SDK's server has no server-to-client requests: the fan-out
+    tool's ``session.create_message`` raises ``NoBackChannelError`` (its handlers must
+    build an ``InputRequiredResult`` themselves), so the fan-out is unsupported.
+    """
+    target = await tool_target(client.call_tool, _text, workload)
+    return guard_fanout(target, "sdk", AssertionError) if workload.era != DEFAULT_ERA else target
 
 
-def _client(server: Any) -> Client:
-    return Client(server, mode="legacy", sampling_callback=_answer_sampling)
+def _client(server: Any, workload: Workload) -> Client:
+    mode = sdk_mode(workload.era)
+    return Client(server, mode=mode, sampling_callback=_answer_sampling)
 
 
 class InMemoryDriver:
@@ -114,7 +125,7 @@ class InMemoryDriver:
 
     @asynccontextmanager
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
-        async with _client(make_server()) as client:
+        async with _client(make_server(), workload) as client:
             yield await _target(client, workload)
 
 
@@ -125,7 +136,7 @@ class StdioDriver:
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
         command = serve_command("sdk", "stdio", workload)
         parameters = StdioServerParameters(command=sys.executable, args=command)
-        async with _client(parameters) as client:
+        async with _client(parameters, workload) as client:
             yield await _target(client, workload)
 
 
@@ -143,7 +154,7 @@ class HttpDriver(PeerCpu):
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
         with http_server(self.kind, workload) as self.server:
             if workload.connections is None:
-                async with _client(self.server.url) as client:
+                async with _client(self.server.url, workload) as client:
                     yield await _target(client, workload)
                 return
             import httpx2
@@ -153,7 +164,7 @@ class HttpDriver(PeerCpu):
             timeout = httpx2.Timeout(30.0, read=300.0)
             async with httpx2.AsyncClient(limits=limits, timeout=timeout) as http:
                 transport = streamable_http_client(self.server.url, http_client=http)
-                async with _client(transport) as client:
+                async with _client(transport, workload) as client:
                     yield await _target(client, workload)
 
 
@@ -161,7 +172,8 @@ _VERSIONS = {"mcp": version("mcp"), "anyio": version("anyio"), "uvicorn": versio
 
 IMPLEMENTATION = Implementation(
     name="sdk",
-    description="mcp SDK MCPServer + Client(mode='legacy') (http: uvicorn, SSE answers)",
+    description="mcp SDK MCPServer + Client(mode='legacy'; stateless era: '2026-07-28') "
+    "(http: uvicorn, SSE answers)",
     runtime=asyncio_runtime(),
     drivers={"memory": InMemoryDriver, "stdio": StdioDriver, "http": HttpDriver},
     versions=_VERSIONS,

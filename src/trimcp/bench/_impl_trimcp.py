@@ -15,11 +15,12 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import version
-from typing import Any
+from typing import Any, Literal
 
 import trio
 
 from trimcp.client import Client, open_client
+from trimcp.dispatch import McpError
 from trimcp.nursery import HandlerContext, SessionLimits
 from trimcp.protocol import CreateMessageParams, CreateMessageResult, TextContent
 from trimcp.server import Server, ToolContext
@@ -35,6 +36,7 @@ from ._core import (
     Workload,
     tool_target,
 )
+from ._era import guard_fanout
 from ._probe import Probe, trio_tasks
 from ._process import PeerCpu, http_server, serve_command
 from ._runtimes import trio_runtime
@@ -99,14 +101,25 @@ def _text(result: Any) -> str:
 
 
 async def target_of(client: Client, workload: Workload) -> Target:
-    """Check one echo, then return the target (typed calls throughout)."""
-    return await tool_target(client.call_tool, _text, workload)
+    """Check one echo, then return the target (typed calls throughout).
+
+    In the stateless era the fan-out's reverse calls are input rounds; a fan-out the
+    server refuses raises :class:`._era.Unsupported` with its error.
+    """
+    target = await tool_target(client.call_tool, _text, workload)
+    return guard_fanout(target, "trimcp", McpError) if client.era.stateless else target
 
 
 def _client_limits(workload: Workload) -> SessionLimits:
     if workload.cancel_send_timeout is None:
         return SessionLimits()
     return SessionLimits(cancel_send_timeout=workload.cancel_send_timeout)
+
+
+def _era(workload: Workload) -> Literal["handshake", "stateless"]:
+    """The era the client speaks: always the one asked for, never auto-detected (the
+    benchmark server speaks both, so detection would pick the stateless one)."""
+    return "stateless" if workload.era == "stateless" else "handshake"
 
 
 class InMemoryDriver:
@@ -118,7 +131,7 @@ class InMemoryDriver:
             make_server(workload).in_memory(),
             sampling=_answer_sampling,
             limits=_client_limits(workload),
-            era="handshake",
+            era=_era(workload),
         ) as client:
             yield await target_of(client, workload)
 
@@ -133,7 +146,7 @@ class StdioDriver:
             stdio_command(sys.executable, *command),
             sampling=_answer_sampling,
             limits=_client_limits(workload),
-            era="handshake",
+            era=_era(workload),
         ) as client:
             yield await target_of(client, workload)
 
@@ -157,7 +170,7 @@ class HttpDriver(PeerCpu):
                 transport,
                 sampling=_answer_sampling,
                 limits=_client_limits(workload),
-                era="handshake",
+                era=_era(workload),
             ) as client:
                 yield await target_of(client, workload)
 

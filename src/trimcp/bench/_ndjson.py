@@ -7,6 +7,11 @@ reader task that wakes the caller's :class:`trio.Event`, ``notifications/cancell
 when a waiting caller is cancelled (shielded, like every MCP client must), and
 answers to the server's own requests (``sampling/createMessage`` gets a fixed
 completion, ``ping`` an empty result, anything else -32601).
+
+In the stateless era (``era="stateless"``) it sends no ``initialize``, stamps every
+request's ``params._meta`` (:func:`._era.stamp`), still sends ``notifications/cancelled``
+for a cancelled caller (the 2026-07-28 stdio transport requires it), and answers the
+fan-out's ``input_required`` rounds (:func:`._era.with_input_rounds`).
 """
 
 from __future__ import annotations
@@ -19,11 +24,11 @@ from typing import Any
 import trio
 
 from ._core import FANOUT_TOOL, PARK_TOOL, STATS_TOOL, Target, Workload, check_echo
+from ._era import SAMPLING_ANSWER, stamp, with_input_rounds
 
 __all__ = ["PROTOCOL_VERSION", "SAMPLING_ANSWER", "LineClient", "lines_of", "writer"]
 
 PROTOCOL_VERSION = "2025-06-18"
-SAMPLING_ANSWER = {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "x"}
 #: Lines buffered towards a writer task.
 BUFFER = 32
 
@@ -39,8 +44,9 @@ class _Waiter:
 class LineClient:
     """Requests over ``send(line)``; :meth:`read` consumes the answer lines."""
 
-    def __init__(self, send: Callable[[str], Awaitable[None]]) -> None:
+    def __init__(self, send: Callable[[str], Awaitable[None]], era: str = "handshake") -> None:
         self.send = send
+        self.stateless = era == "stateless"
         self.waiters: dict[int, _Waiter] = {}
         self.ids = itertools.count(1)
 
@@ -73,6 +79,8 @@ class LineClient:
         """One request; on cancellation, tell the server before giving up."""
         request_id = next(self.ids)
         waiter = self.waiters[request_id] = _Waiter()
+        if self.stateless:
+            params = stamp(params)
         line = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         await self.send(json.dumps(line) + "\n")
         try:
@@ -125,7 +133,8 @@ class LineClient:
             return result
 
         async def fanout(n: int) -> None:
-            answer = await request("tools/call", {"name": FANOUT_TOOL, "arguments": {"n": n}})
+            params = {"name": FANOUT_TOOL, "arguments": {"n": n}}
+            answer = await with_input_rounds(request, "tools/call", params)
             if "result" not in answer or answer["result"].get("isError"):
                 raise AssertionError(f"fanout failed: {str(answer)[:200]}")
 

@@ -1,9 +1,12 @@
 """Aggregate samples into medians with spread; render the terminal tables.
 
-Per transport and metric, a table has one row per level and, per implementation,
+Per transport, era and metric, a table has one row per level and, per implementation,
 ``median (min-max)`` over the repeats, then the ratios of the medians of the
 :data:`PAIRS` measured (trimcp to the SDK and to the floor; the raw client against
-each server). :func:`summary` is the same in JSON form, for the output file.
+each server), so ratios always compare implementations within one (transport, era).
+A block is named by :func:`block`: the transport alone when only the handshake era
+ran (as before eras were a dimension), else ``"<transport> <era>"``. :func:`summary` is
+the same in JSON form, keyed by block, for the output file.
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ._era import DEFAULT_ERA, ERA_FREE
 from ._stats import Spread
 
-__all__ = ["FIGURES", "aggregate", "render", "summary"]
+__all__ = ["FIGURES", "aggregate", "block", "eras_of", "render", "summary"]
 
 Figure = tuple[str, Callable[[dict[str, Any]], float | None], float, str]
 
@@ -66,11 +70,24 @@ PAIRS = (
 )
 
 
-def _selected(results: dict[str, Any], transport: str, metric: str) -> list[dict[str, Any]]:
+def eras_of(results: dict[str, Any]) -> list[str]:
+    """The eras a run measured (files written before eras were recorded: handshake)."""
+    return list(results["settings"].get("eras", [DEFAULT_ERA]))
+
+
+def block(transport: str, era: str, eras: Sequence[str]) -> str:
+    """The name of the (transport, era) block in tables, summary and plot."""
+    return transport if list(eras) == [DEFAULT_ERA] else f"{transport} {era}"
+
+
+def _selected(
+    results: dict[str, Any], transport: str, era: str, metric: str
+) -> list[dict[str, Any]]:
     return [
         r
         for r in results["samples"]
         if r["transport"] == transport
+        and r.get("era", DEFAULT_ERA) == era
         and r["metric"] == metric
         and "sample" in r
         and "unsupported" not in r["sample"]
@@ -97,21 +114,25 @@ def _ratio(table: dict[tuple[str, int], Spread], a: str, b: str, level: int) -> 
 
 
 def _tables(results: dict[str, Any]) -> list[tuple[str, str, Figure, list[str], list[int], Any]]:
+    """(block, metric, figure, implementations, levels, table) of every table."""
     out = []
+    eras = eras_of(results)
     for transport, hellos in results["implementations"].items():
         names = [n for n, hello in hellos.items() if hello.get("available")]
-        for metric in results["settings"]["metrics"]:
-            selected = _selected(results, transport, metric)
-            levels = sorted({r["concurrency"] for r in selected})
-            for figure in FIGURES[metric]:
-                table = aggregate(selected, figure[1])
-                if table:
-                    out.append((transport, metric, figure, names, levels, table))
+        for era in eras:
+            for metric in results["settings"]["metrics"]:
+                selected = _selected(results, transport, era, metric)
+                levels = sorted({r["concurrency"] for r in selected})
+                for figure in FIGURES[metric]:
+                    table = aggregate(selected, figure[1])
+                    if table:
+                        name = block(transport, era, eras)
+                        out.append((name, metric, figure, names, levels, table))
     return out
 
 
 def summary(results: dict[str, Any]) -> dict[str, Any]:
-    """transport -> metric -> figure -> level -> medians, spreads and ratios."""
+    """block -> metric -> figure -> level -> medians, spreads and ratios."""
     out: dict[str, Any] = defaultdict(lambda: defaultdict(dict))
     for transport, metric, (title, *_rest), names, levels, table in _tables(results):
         rows: dict[str, Any] = {}
@@ -141,6 +162,8 @@ def render(results: dict[str, Any]) -> str:
                 )
             else:
                 lines.append(f"  {name:<16} UNAVAILABLE: {hello.get('reason')}")
+            if hello.get("available") and name in ERA_FREE and eras_of(results) != [DEFAULT_ERA]:
+                lines.append(f"  {'':<16} (no MCP, no era: the same run in every era's block)")
     for transport, metric, (title, _fig, scale, fmt), names, levels, table in _tables(results):
         shown = [n for n in names if any((n, level) in table for level in levels)]
         pairs = [(a, b) for a, b in PAIRS if a in shown and b in shown]
@@ -156,18 +179,20 @@ def render(results: dict[str, Any]) -> str:
             body.append(cells)
         lines += ["", f"{transport} / {metric}: {title} (median of repeats, min-max)"]
         lines += _grid(header, body)
+    eras = eras_of(results)
+
+    def where(r: dict[str, Any]) -> str:
+        name = block(r["transport"], r.get("era", DEFAULT_ERA), eras)
+        return f"{name} {r['metric']} {r['implementation']}"
+
     unsupported = sorted(
         {
-            f"{r['transport']} {r['metric']} {r['implementation']}: {r['sample']['unsupported']}"
+            f"{where(r)}: {r['sample']['unsupported']}"
             for r in results["samples"]
             if "unsupported" in r.get("sample", {})
         }
     )
-    errors = [
-        f"{r['transport']} {r['metric']} {r['implementation']}: {r['error']}"
-        for r in results["samples"]
-        if "error" in r
-    ]
+    errors = [f"{where(r)}: {r['error']}" for r in results["samples"] if "error" in r]
     if unsupported:
         lines += ["", "not measured:", *(f"  {u}" for u in unsupported)]
     if errors:

@@ -5,6 +5,9 @@ at each level every implementation in turn (the order rotated each repeat), so s
 drifts in machine load fall on all implementations alike instead of on whichever ran
 last. Only one worker measures at any moment; the others wait on their stdin. The
 ``parked`` metric reads resident memory, so each of its runs gets a fresh worker.
+Each era (``--era``) is measured in turn with a transport's workers, and every sample
+records it (``era``; the floor's also ``era_free``: it speaks no MCP, so it runs the
+same in every era, as the common baseline).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ._era import ERA_FREE
 from ._settings import Settings
 
 __all__ = ["Results", "Worker", "run"]
@@ -132,7 +136,7 @@ def run(settings: Settings, progress: Callable[[str], None]) -> Results:
             if not worker.available:
                 progress(f"{transport} {worker.name}: UNAVAILABLE ({worker.hello.get('reason')})")
         plan.append((transport, [w for w in workers if w.available]))
-    total = sum(
+    total = len(settings.eras) * sum(
         settings.repeats * len(settings.points(t, m)) * len([w for w in live if w.measures(m)])
         for t, live in plan
         for m in settings.metrics
@@ -140,8 +144,9 @@ def run(settings: Settings, progress: Callable[[str], None]) -> Results:
     counter = _Progress(total, progress)
     try:
         for transport, live in plan:
-            for metric in settings.metrics:
-                _measure(settings, transport, metric, live, results, counter)
+            for era in settings.eras:
+                for metric in settings.metrics:
+                    _measure(settings, (transport, era), metric, live, results, counter)
             for worker in live:
                 worker.stop()
     finally:
@@ -156,17 +161,18 @@ def run(settings: Settings, progress: Callable[[str], None]) -> Results:
 
 def _measure(
     settings: Settings,
-    transport: str,
+    where: tuple[str, str],
     metric: str,
     live: list[Worker],
     results: Results,
     counter: _Progress,
 ) -> None:
+    transport, era = where
     by_name = {w.name: w for w in live if w.measures(metric)}
     for repeat in range(settings.repeats):
         for point in settings.points(transport, metric):
             for name in _rotated(list(by_name), repeat):
-                command = settings.command(transport, metric, point)
+                command = settings.command(transport, metric, point, era)
                 if metric == "parked":  # a fresh process: its memory is the run's alone
                     fresh = Worker.start(name, transport)
                     try:
@@ -178,6 +184,8 @@ def _measure(
                 record = {
                     "implementation": name,
                     "transport": transport,
+                    "era": era,
+                    **({"era_free": True} if name in ERA_FREE else {}),
                     "metric": metric,
                     "concurrency": point,
                     "repeat": repeat,
@@ -190,7 +198,7 @@ def _measure(
 
 def _progress_line(done: int, total: int, record: dict[str, Any]) -> str:
     head = (
-        f"[{done:>3}/{total}] {record['transport']:<6} {record['metric']:<10} "
+        f"[{done:>3}/{total}] {record['transport']:<6} {record['era']:<9} {record['metric']:<10} "
         f"r{record['repeat']} {record['implementation']:<16} x{record['concurrency']:<5}"
     )
     if "error" in record:

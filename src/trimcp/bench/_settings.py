@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ._core import Workload
+from ._era import DEFAULT_ERA
 
 __all__ = ["DEFAULT_LEVELS", "METRIC_ORDER", "Settings"]
 
@@ -26,6 +27,7 @@ HTTP_TASK_SLACK = 16
 class Settings:
     """Attributes:
     transports: transports measured, in order.
+    eras: protocol eras measured on each transport, in order (:data:`._era.ERAS`).
     implementations: per transport, names from :data:`._registry.REGISTRY`.
     metrics: metrics measured (:data:`METRIC_ORDER`).
     levels: per transport, calls in flight (closed-loop callers) per throughput level.
@@ -51,6 +53,7 @@ class Settings:
     timeout: float = 30.0
     server_max_in_flight: str = "match"
     workload: Workload = field(default_factory=Workload)
+    eras: tuple[str, ...] = (DEFAULT_ERA,)
 
     def points(self, transport: str, metric: str) -> tuple[int, ...]:
         """The x values of ``metric``: levels, or the one parked / fan-out count."""
@@ -58,9 +61,12 @@ class Settings:
             return self.levels[transport]
         return (self.parked,) if metric == "parked" else (self.fanout,)
 
-    def command(self, transport: str, metric: str, point: int) -> dict[str, Any]:
-        """The worker command for one run of ``metric`` at ``point``."""
+    def command(
+        self, transport: str, metric: str, point: int, era: str = DEFAULT_ERA
+    ) -> dict[str, Any]:
+        """The worker command for one run of ``metric`` at ``point`` in ``era``."""
         workload = self.workload.to_json()
+        workload["era"] = era
         params: dict[str, Any] = {}
         if metric == "throughput":
             if self.server_max_in_flight == "match":
