@@ -170,7 +170,9 @@ def test_stateless_metrics_are_real(name: str, transport: str) -> None:
         _check_real(metric, _measure(impl, transport, metric))
 
 
-def test_trimcp_fanout_beyond_one_round_is_reported_unsupported() -> None:
+def test_trimcp_fanout_beyond_one_input_round_is_measured() -> None:
+    # 100 concurrent reverse calls exceed what one input round carries: the server
+    # spreads them over several rounds and the fan-out completes.
     impl = load("trimcp")
     driver = impl.drivers["memory"]()
 
@@ -178,7 +180,9 @@ def test_trimcp_fanout_beyond_one_round_is_reported_unsupported() -> None:
         return await METRICS["fanout"](impl, driver, STATELESS, {"fanout": 100, "rounds": 1})
 
     sample = trio.run(main)
-    assert "MAX_INPUTS_PER_ROUND" in sample["unsupported"]
+    assert "unsupported" not in sample, sample
+    assert sample["n"] == 100
+    assert sample["fanout_s"] > sample["one_s"] > 0
 
 
 def test_sdk_modern_mode_in_memory() -> None:

@@ -353,19 +353,41 @@ async def test_handler_bugs_in_input_rounds_fail_the_call() -> None:
         await ctx.list_roots(key="k")
         return "unreachable"
 
-    @server.tool()
-    async def too_many(ctx: trimcp.ToolContext) -> str:
-        """Asks more than one round may carry."""
-        async with trio.open_nursery() as nursery:
-            for n in range(MAX_INPUTS_PER_ROUND + 1):
-                nursery.start_soon(lambda n=n: ctx.list_roots(key=f"r{n}"))
-        return "unreachable"
-
     async with served(server) as (peer, checker):
         twice = result_of(
             await peer.call(1, "tools/call", call("same_key_twice", inputResponses={"k": ROOTS}))
         )
-        over = await peer.call(2, "tools/call", call("too_many"))
     assert twice["isError"] is True  # a handler bug is the tool's failure
-    assert error_of(over)[0] == -32602
+    checker.validate()
+
+
+async def test_more_inputs_than_a_round_carries_spill_into_later_rounds() -> None:
+    server = demo_server()
+    wanted = 2 * MAX_INPUTS_PER_ROUND + 5
+
+    @server.tool()
+    async def fan_out(ctx: trimcp.ToolContext) -> str:
+        """Asks for the roots many times at once."""
+        async with trio.open_nursery() as nursery:
+            for n in range(wanted):
+                nursery.start_soon(lambda n=n: ctx.list_roots(key=f"r{n}"))
+        return "all answered"
+
+    sizes: list[int] = []
+    async with served(server) as (peer, checker):
+        answered: dict[str, Any] = {}
+        state: str | None = None
+        for request_id in range(1, 10):
+            extra: dict[str, Any] = {"inputResponses": answered} if answered else {}
+            if state is not None:
+                extra["requestState"] = state
+            result = result_of(await peer.call(request_id, "tools/call", call("fan_out", **extra)))
+            if result.get("resultType") != "input_required":
+                break
+            sizes.append(len(result["inputRequests"]))
+            assert not set(result["inputRequests"]) & set(answered)  # never asked twice
+            answered = answers_for(result)
+            state = result["requestState"]
+    assert sizes == [MAX_INPUTS_PER_ROUND, MAX_INPUTS_PER_ROUND, 5]
+    assert result["content"][0]["text"] == "all answered"
     checker.validate()

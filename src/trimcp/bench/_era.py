@@ -33,7 +33,6 @@ __all__ = [
     "SAMPLING_ANSWER",
     "SDK_NO_BACK_CHANNEL",
     "STATELESS_VERSION",
-    "TRIMCP_ROUND_BOUND",
     "Unsupported",
     "guard_fanout",
     "http_headers",
@@ -73,11 +72,6 @@ class Unsupported(Exception):
     sample's ``unsupported`` reason)."""
 
 
-#: Why trimcp's server refuses a stateless-era fan-out it cannot put in one round.
-TRIMCP_ROUND_BOUND: Final = (
-    "trimcp's server puts one handler's concurrent reverse calls in one input round, "
-    "whose input requests it bounds (MAX_INPUTS_PER_ROUND, server/_mrtr.py)"
-)
 #: Why the SDK's server cannot fan out in 2026-07-28 mode.
 SDK_NO_BACK_CHANNEL: Final = (
     "the SDK's server makes no server-to-client requests in 2026-07-28 mode "
@@ -106,7 +100,7 @@ def refused_as_unsupported(
     return guarded
 
 
-_REFUSALS: Final = {"trimcp": (TRIMCP_ROUND_BOUND, False), "sdk": (SDK_NO_BACK_CHANNEL, True)}
+_REFUSALS: Final = {"sdk": (SDK_NO_BACK_CHANNEL, True)}
 
 
 def guard_fanout(target: Target, server: str | None, refusal: type[BaseException]) -> Target:

@@ -67,7 +67,9 @@ INPUT_METHODS: Final = frozenset({"sampling/createMessage", "elicitation/create"
 """The requests an ``InputRequiredResult`` may ask the client to fulfil."""
 
 MAX_INPUTS_PER_ROUND: Final = 32
-"""Bound on the input requests one round may carry (more is a handler bug)."""
+"""Bound on the input requests one round carries. A run that asks for more sends the
+first ones; the rest are asked again when the handler re-runs with those answers, so a
+fan-out of 100 reverse calls takes four rounds instead of one unbounded one."""
 
 
 class InputRequired(BaseException):
@@ -140,9 +142,9 @@ class InputRound:
             answer = check_response(method, self.offered[key])
             self.answers[key] = answer
             return dict(answer)
-        if len(self.requests) >= MAX_INPUTS_PER_ROUND:
-            raise McpError(INVALID_PARAMS, "too many input requests in one round")
-        self.requests[key] = {"method": method, "params": params}
+        if len(self.requests) < MAX_INPUTS_PER_ROUND:
+            self.requests[key] = {"method": method, "params": params}
+        # else: the round is full; this call is asked again in a later round.
         # One scheduling pass, shielded, so that concurrent reverse calls of the same
         # handler record their requests too before the run ends.
         await trio.lowlevel.cancel_shielded_checkpoint()
