@@ -6,12 +6,14 @@
 encoding, a session on each end, the same shape as trimcp's memory pair); over stdio
 it starts the server as a child process; over HTTP it is the SDK's httpx client
 against its server under uvicorn in another process (:mod:`._serve`), answering with
-SSE (``sdk``) or with JSON bodies (``sdk-json``). The SDK is an optional install:
+SSE (``sdk``) or with JSON bodies (``sdk-json``). It has no WebSocket transport (the
+report says so, see ``absent``). The SDK is an optional install:
 importing this module fails without it, and the worker reports that.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -159,12 +161,21 @@ class HttpDriver(PeerCpu):
 
 _VERSIONS = {"mcp": version("mcp"), "anyio": version("anyio"), "uvicorn": version("uvicorn")}
 
+
+def _websocket_absent() -> str:
+    """Why there is no SDK WebSocket run: looked up, not assumed (mcp 1.x had one)."""
+    if importlib.util.find_spec("mcp.client.websocket") is None:
+        return f"mcp {version('mcp')} has no WebSocket client or server"
+    return f"mcp {version('mcp')} has mcp.client.websocket, which no driver here uses yet"
+
+
 IMPLEMENTATION = Implementation(
     name="sdk",
     description="mcp SDK MCPServer + Client(mode='legacy') (http: uvicorn, SSE answers)",
     runtime=asyncio_runtime(),
     drivers={"memory": InMemoryDriver, "stdio": StdioDriver, "http": HttpDriver},
     versions=_VERSIONS,
+    absent={"websocket": _websocket_absent()},
 )
 
 JSON_MODE = Implementation(

@@ -15,6 +15,7 @@ DEFAULT_LEVELS = {
     "memory": (1, 10, 100, 1000, 10000),
     "stdio": (1, 10, 100, 1000, 10000),
     "http": (1, 10, 100, 1000),
+    "websocket": (1, 10, 100, 1000, 10000),
 }
 METRIC_ORDER = ("throughput", "parked", "fanout")
 #: Server tasks the parked metric's leak check allows over HTTP beyond the count before:
