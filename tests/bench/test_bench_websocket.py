@@ -127,6 +127,33 @@ async def test_floor_server_outlives_clients_that_vanish() -> None:
             await target.call()
 
 
+async def _parked_until_the_server_goes(url: str, server_scope: trio.CancelScope) -> None:
+    async with (
+        connect_websocket(url, Workload(), ours=True) as target,
+        trio.open_nursery() as calls,
+    ):
+        assert target.park is not None
+        for _ in range(50):  # more cancellation notes than the writer's queue holds
+            calls.start_soon(target.park)
+        await trio.testing.wait_all_tasks_blocked()
+        server_scope.cancel()
+        await trio.sleep_forever()
+
+
+async def test_a_server_that_goes_away_fails_the_run_instead_of_hanging() -> None:
+    server_scope = trio.CancelScope()
+
+    async def serve(task_status: trio.TaskStatus[int]) -> None:
+        with server_scope:
+            await serve_floor_websocket(task_status=task_status)
+
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(serve)
+        with trio.fail_after(10), pytest.raises(BaseExceptionGroup) as caught:
+            await _parked_until_the_server_goes(f"ws://127.0.0.1:{port}/mcp", server_scope)
+    assert caught.group_contains(ConnectionError) or caught.group_contains(trio.BrokenResourceError)
+
+
 def test_a_ws_url_selects_the_websocket_transport() -> None:
     args = build_parser().parse_args(["--url", "ws://127.0.0.1:9/mcp"])
     settings = settings_of(args)

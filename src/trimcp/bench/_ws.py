@@ -13,7 +13,9 @@ is already queued into one write, as :func:`._ndjson.writer` does for bytes. On 
 * :func:`connect_websocket`: :class:`._ndjson.LineClient` over one connection (the
   handshake offers ``mcp``), driving any MCP server at a ``ws://`` URL: the floor,
   trimcp's ``serve_websocket``, or an external one. Cancelled calls send
-  ``notifications/cancelled`` over the same socket, like every client.
+  ``notifications/cancelled`` over the same socket, like every client. A connection
+  that ends under the client fails the run (:class:`ConnectionError`) instead of
+  leaving its callers waiting.
 """
 
 from __future__ import annotations
@@ -204,9 +206,17 @@ async def connect_websocket(url: str, workload: Workload, *, ours: bool) -> Asyn
         await client.read(text_messages(stream, ws, pending, outbox.send))
         raise ConnectionError(f"{url} closed the connection")
 
+    async def write() -> None:
+        try:
+            await frame_writer(stream, ws, queued)
+        finally:
+            # Callers cancelled once the connection is gone send notifications/cancelled
+            # (shielded): with nobody writing, that must fail, not wait for ever.
+            queued.close()
+
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(frame_writer, stream, ws, queued)
+            nursery.start_soon(write)
             nursery.start_soon(read)
             await client.initialize()
             try:
