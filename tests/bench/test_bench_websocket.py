@@ -27,7 +27,8 @@ from trimcp.bench import _fanout, _parked, _throughput, build_parser, load_imple
 from trimcp.bench._cli import settings_of
 from trimcp.bench._core import Target, Workload
 from trimcp.bench._impl_floor import FLOOR
-from trimcp.bench._impl_trimcp import IMPLEMENTATION, _answer_sampling, make_server, target_of
+from trimcp.bench._impl_trimcp import IMPLEMENTATION, make_server
+from trimcp.bench._impl_trimcp import connect_websocket as connect_trimcp
 from trimcp.bench._report import render
 from trimcp.bench._runner import lacking
 from trimcp.bench._ws import _open, connect_websocket, serve_floor_websocket
@@ -76,9 +77,9 @@ async def raw_trimcp(workload: Workload) -> AsyncIterator[Target]:
 async def trimcp_pair(workload: Workload) -> AsyncIterator[Target]:
     async with (
         _served(_trimcp_server(workload)) as url,
-        trimcp.open_client(trimcp.websocket(url), sampling=_answer_sampling) as client,
+        connect_trimcp(url, workload) as target,
     ):
-        yield await target_of(client, workload)
+        yield target
 
 
 PAIRS = {"trimcp": trimcp_pair, "floor": floor, "raw-trimcp": raw_trimcp}
@@ -105,8 +106,8 @@ async def test_every_metric_measures_real_calls(name: str) -> None:
     assert parked["leak_free"] is True
     assert parked["active_after"] == 0
 
-    fanout = await _fanout.run(impl, driver, workload, {"fanout": 5, "rounds": 2})
-    assert fanout["n"] == 5
+    fanout = await _fanout.run(impl, driver, workload, {"fanout": 100, "rounds": 2})
+    assert fanout["n"] == 100
     assert fanout["one_s"] > 0
     assert fanout["fanout_s"] > 0
 

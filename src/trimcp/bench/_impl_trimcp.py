@@ -158,18 +158,27 @@ class HttpDriver(PeerCpu):
                 yield await target_of(client, workload)
 
 
+@asynccontextmanager
+async def connect_websocket(url: str, workload: Workload) -> AsyncIterator[Target]:
+    """``open_client(websocket(url))`` in the handshake era, as the floor and the raw
+    client speak (``initialize``; reverse calls as requests on the socket)."""
+    async with open_client(
+        websocket(url),
+        sampling=_answer_sampling,
+        limits=_client_limits(workload),
+        era="handshake",
+    ) as client:
+        yield await target_of(client, workload)
+
+
 class WebSocketDriver(PeerCpu):
-    """``open_client(websocket(url))`` against ``serve_websocket`` in another process."""
+    """:func:`connect_websocket` against ``serve_websocket`` in another process."""
 
     @asynccontextmanager
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
         with http_server("trimcp", workload, "websocket") as self.server:
-            async with open_client(
-                websocket(self.server.url),
-                sampling=_answer_sampling,
-                limits=_client_limits(workload),
-            ) as client:
-                yield await target_of(client, workload)
+            async with connect_websocket(self.server.url, workload) as target:
+                yield target
 
 
 _VERSIONS = {"trimcp": version("trimcp"), "trio": trio.__version__}
