@@ -38,6 +38,7 @@ _TRIMCP: dict[str, str | dict[str, str]] = {
     "trimcp/dispatch/_registry.py": "dispatch: registry",
     "trimcp/dispatch/": "dispatch: other",
     "trimcp/transports/_memory.py": "transport: MemoryChannel",
+    "trimcp/transports/websocket/": "transport: WebSocket (wsproto framing)",
     "trimcp/wire/": "wire",
     "trimcp/client/_client.py": "client: call_tool",
     "trimcp/protocol/": "protocol types",
@@ -105,6 +106,8 @@ def _trio_owner(path: str, function: str, inherited: str | None) -> str:
         return "trio: memory channels"
     if path.endswith(("trio/_sync.py", "_parking_lot.py")):
         return "trio: sync (Event, Semaphore)"
+    if path.endswith(("trio/_socket.py", "trio/_highlevel_socket.py")):
+        return "trio: socket send/receive"
     if path.endswith("_core/_io_epoll.py"):
         return "trio: I/O poll (epoll_wait(0) per batch)"
     if path.endswith("_core/_traps.py"):

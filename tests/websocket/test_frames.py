@@ -87,3 +87,100 @@ async def test_close_handshake_from_the_peer_ends_receive() -> None:
         await messages.receive()
     answer = await _events(server, stream)
     assert isinstance(answer[0], CloseConnection)
+
+
+def _gated(stream: trio.abc.Stream) -> tuple[list[int], trio.Event, list[bool]]:
+    """Count the socket writes of ``stream``'s send side; the first waits for ``gate``;
+    the writes after ``fail[0]`` turns true fail as a broken connection would."""
+    send = stream.send_stream  # type: ignore[attr-defined]
+    pump = send.send_all_hook
+    calls: list[int] = []
+    gate = trio.Event()
+    fail = [False]
+
+    async def hook() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            await gate.wait()
+        if fail[0]:
+            raise trio.BrokenResourceError("gone")
+        await pump()
+
+    send.send_all_hook = hook
+    return calls, gate, fail
+
+
+async def _texts(server: WSConnection, stream: trio.abc.Stream) -> list[str]:
+    server.receive_data(await stream.receive_some(65536))
+    return [e.data for e in server.events() if isinstance(e, TextMessage)]
+
+
+async def test_frames_queued_during_a_write_go_out_together_in_order() -> None:
+    messages, server, stream = await _pair(WebSocketLimits(ping_interval=None))
+    calls, gate, _fail = _gated(messages._stream)
+    order: list[str] = []
+
+    async def send(text: str) -> None:
+        order.append(text)  # the frame is made in this same step
+        await messages.send_text(text)
+
+    async with trio.open_nursery() as nursery:
+        for i in range(50):
+            nursery.start_soon(send, str(i))
+        await trio.testing.wait_all_tasks_blocked()
+        gate.set()
+    assert len(calls) <= 2  # not 50: frames queued while one writer waits go out with it
+    received: list[str] = []
+    while len(received) < 50:
+        received += await _texts(server, stream)
+    assert received == order
+
+
+async def test_a_writer_cancelled_before_its_frame_went_out_withdraws_it() -> None:
+    messages, server, stream = await _pair(WebSocketLimits(ping_interval=None))
+    _calls, gate, _fail = _gated(messages._stream)
+    scope = trio.CancelScope()
+
+    async def cancelled() -> None:
+        with scope:
+            await messages.send_text("withdrawn")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(messages.send_text, "first")  # holds the write, gated
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(cancelled)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(messages.send_text, "second")
+        await trio.testing.wait_all_tasks_blocked()
+        scope.cancel()
+        await trio.testing.wait_all_tasks_blocked()
+        gate.set()
+    received: list[str] = []
+    while len(received) < 2:
+        received += await _texts(server, stream)
+    assert received == ["first", "second"]
+
+
+async def test_a_failed_batch_fails_every_writer_in_it_and_drops_the_connection() -> None:
+    messages, _server, _stream = await _pair(WebSocketLimits(ping_interval=None))
+    _calls, gate, fail = _gated(messages._stream)
+    failures: list[str] = []
+
+    async def send(text: str) -> None:
+        try:
+            await messages.send_text(text)
+        except trio.BrokenResourceError:
+            failures.append(text)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(send, "first")
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(send, "b")
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(send, "c")
+        await trio.testing.wait_all_tasks_blocked()
+        fail[0] = True  # the first write fails: "first"; "b" and "c" then go out in a
+        gate.set()  # second batch, over a connection that is already dropped
+    assert sorted(failures) == ["b", "c", "first"]
+    with pytest.raises((trio.BrokenResourceError, trio.ClosedResourceError)):
+        await messages.send_text("after")

@@ -1,13 +1,13 @@
 """Benchmarks a user can run: ``trimcp bench`` and ``python -m benchmarks``.
 
-For each transport (memory, stdio, Streamable HTTP) it measures ``tools/call``
+For each transport (memory, stdio, Streamable HTTP, WebSocket) it measures ``tools/call``
 throughput and p50/p99 latency at 1 to 10 000 calls in flight, memory per parked
 in-flight request, the time to cancel parked calls (with a leak check), and a
 handler's fan-out of concurrent sampling calls: trimcp, the official MCP SDK (an
 optional install) and a raw Trio floor side by side, or any MCP server given by
 command or URL. Each implementation runs in a worker process of its own
-(``_worker``), driven by ``_runner``; servers of the stdio and HTTP runs get a
-process of their own too (``_serve``).
+(``_worker``), driven by ``_runner``; servers of the stdio, HTTP and WebSocket runs
+get a process of their own too (``_serve``).
 
 Extending: a transport is a driver in an implementation's ``drivers`` (see
 ``_core.Driver``); a metric is a module with ``run(impl, driver, workload, params)``

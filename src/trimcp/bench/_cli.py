@@ -99,7 +99,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="benchmark this stdio MCP server (implementation 'external'); "
         "takes the rest of the command line",
     )
-    p.add_argument("--url", default=None, help="benchmark this Streamable HTTP MCP endpoint")
+    p.add_argument(
+        "--url", default=None, help="benchmark this Streamable HTTP (or ws://) MCP endpoint"
+    )
     p.add_argument("--tool", default="echo", help="the external target's tool (default: echo)")
     p.add_argument(
         "--arguments",
@@ -131,7 +133,8 @@ def settings_of(args: argparse.Namespace) -> Settings:
     transports = _checked(args.transport, TRANSPORTS, "transport")
     external = bool(args.server_command) or bool(args.url)
     if external and "memory" in transports:
-        transports = (("stdio",) if args.server_command else ()) + (("http",) if args.url else ())
+        web = "websocket" if (args.url or "").startswith(("ws:", "wss:")) else "http"
+        transports = (("stdio",) if args.server_command else ()) + ((web,) if args.url else ())
     names: dict[str, tuple[str, ...]] = {}
     for transport in transports:
         chosen = args.impl or DEFAULT_BY_TRANSPORT[transport]

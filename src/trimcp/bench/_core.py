@@ -133,7 +133,8 @@ class Implementation:
 
     ``metrics`` names the metrics it is meant for (``None``: all); a variant that
     differs from another only in how it parks (JSON or SSE response mode) has
-    ``("parked",)``.
+    ``("parked",)``. ``absent`` says, per transport the stack itself lacks, why: the
+    report shows it where figures would be.
     """
 
     name: str
@@ -142,6 +143,7 @@ class Implementation:
     drivers: Mapping[str, Callable[[], Driver]]
     versions: Mapping[str, str] = field(default_factory=dict)
     metrics: tuple[str, ...] | None = None
+    absent: Mapping[str, str] = field(default_factory=dict)
 
 
 def check_echo(text: object, expected: str) -> None:

@@ -2,29 +2,33 @@
 
 * ``floor``: the floor's client (:class:`._ndjson.LineClient`) and server, over Trio
   memory channels carrying JSON lines (memory), over a child process's pipes (stdio),
-  or a bare h11 server driven by the raw h11 client (http).
+  or a bare h11 server driven by the raw h11 client (http), or a bare wsproto server
+  driven by the raw WebSocket client (websocket, :mod:`._ws`).
 * ``raw-trimcp`` / ``raw-sdk``: the raw clients against trimcp's or the SDK's server
-  (stdio: NDJSON; http: h11), so their ratio compares the servers alone.
-* ``external``: the raw clients against ``--server-command`` or ``--url``.
+  (stdio: NDJSON; http: h11; websocket: wsproto, trimcp only: the SDK has no WebSocket
+  server), so their ratio compares the servers alone.
+* ``external``: the raw clients against ``--server-command`` or ``--url`` (``ws://``
+  URLs on the websocket transport).
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib.metadata import version
 
 import trio
 
-from ._core import Implementation, Target, Workload
-from ._era import ERA_FREE, guard_fanout
+from ._core import Driver, Implementation, Target, Workload
+from ._era import ERA_FREE, Unsupported, guard_fanout
 from ._floor import FloorServer
 from ._h11 import connect_url
 from ._ndjson import BUFFER, LineClient, lines_of, writer
 from ._process import PeerCpu, ServerProcess, http_server, serve_command
 from ._runtimes import trio_runtime
+from ._ws import connect_websocket
 
 __all__ = ["EXTERNAL", "FLOOR", "RAW_SDK", "RAW_TRIMCP"]
 
@@ -126,39 +130,73 @@ class HttpDriver(PeerCpu):
                 )
 
 
-_VERSIONS = {"trio": trio.__version__, "h11": version("h11")}
+class WebSocketDriver(PeerCpu):
+    """The raw WebSocket client against a server process of ours, or the workload's URL."""
+
+    def __init__(self, kind: str | None) -> None:
+        self.kind = kind
+
+    @asynccontextmanager
+    async def connect(self, workload: Workload) -> AsyncIterator[Target]:
+        if workload.era != "handshake" and self.kind not in ERA_FREE:
+            raise Unsupported("the raw WebSocket client speaks the handshake era only")
+        if self.kind is None:
+            if not workload.url:
+                raise ValueError("the external websocket target needs --url ws://...")
+            async with connect_websocket(workload.url, workload, ours=False) as target:
+                yield target
+            return
+        with http_server(self.kind, workload, "websocket") as self.server:
+            async with connect_websocket(self.server.url, workload, ours=True) as target:
+                yield target
+
+
+_VERSIONS = {"trio": trio.__version__, "h11": version("h11"), "wsproto": version("wsproto")}
 
 FLOOR = Implementation(
     name="floor",
     description="raw floor: JSON lines to a nursery dispatcher, task per request, no MCP "
-    "(memory: channels; stdio: pipes; http: bare h11)",
+    "(memory: channels; stdio: pipes; http: bare h11; websocket: bare wsproto)",
     runtime=trio_runtime(),
     drivers={
         "memory": MemoryDriver,
         "stdio": lambda: StdioDriver("floor"),
         "http": lambda: HttpDriver("floor"),
+        "websocket": lambda: WebSocketDriver("floor"),
     },
     versions=_VERSIONS,
 )
 
 
-def _raw(kind: str) -> Implementation:
+def _raw(kind: str, *, websocket: bool = False) -> Implementation:
+    drivers: dict[str, Callable[[], Driver]] = {
+        "stdio": lambda: StdioDriver(kind),
+        "http": lambda: HttpDriver(kind),
+    }
+    clients = "stdio: NDJSON, http: h11"
+    if websocket:
+        drivers["websocket"] = lambda: WebSocketDriver(kind)
+        clients += ", websocket: wsproto"
     return Implementation(
         name=f"raw-{kind}",
-        description=f"lean raw client (stdio: NDJSON, http: h11) -> {kind} server process",
+        description=f"lean raw client ({clients}) -> {kind} server process",
         runtime=trio_runtime(),
-        drivers={"stdio": lambda: StdioDriver(kind), "http": lambda: HttpDriver(kind)},
+        drivers=drivers,
         versions=_VERSIONS,
     )
 
 
-RAW_TRIMCP = _raw("trimcp")
+RAW_TRIMCP = _raw("trimcp", websocket=True)
 RAW_SDK = _raw("sdk")
 
 EXTERNAL = Implementation(
     name="external",
-    description="lean raw client -> --server-command (stdio) or --url (http)",
+    description="lean raw client -> --server-command (stdio) or --url (http, websocket)",
     runtime=trio_runtime(),
-    drivers={"stdio": lambda: StdioDriver(None), "http": lambda: HttpDriver(None)},
+    drivers={
+        "stdio": lambda: StdioDriver(None),
+        "http": lambda: HttpDriver(None),
+        "websocket": lambda: WebSocketDriver(None),
+    },
     versions=_VERSIONS,
 )

@@ -9,12 +9,14 @@ against its server under uvicorn in another process (:mod:`._serve`), answering 
 SSE (``sdk``) or with JSON bodies (``sdk-json``). In the stateless era (``--era
 stateless``) the client is ``mode="2026-07-28"``: in memory a direct dispatcher pair into
 the server's per-request path, over stdio and HTTP the same processes, the server
-answering each request on its own. The SDK is an optional install:
+answering each request on its own. It has no WebSocket transport (the report says so,
+see ``absent``). The SDK is an optional install:
 importing this module fails without it, and the worker reports that.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -170,6 +172,14 @@ class HttpDriver(PeerCpu):
 
 _VERSIONS = {"mcp": version("mcp"), "anyio": version("anyio"), "uvicorn": version("uvicorn")}
 
+
+def _websocket_absent() -> str:
+    """Why there is no SDK WebSocket run: looked up, not assumed (mcp 1.x had one)."""
+    if importlib.util.find_spec("mcp.client.websocket") is None:
+        return f"mcp {version('mcp')} has no WebSocket client or server"
+    return f"mcp {version('mcp')} has mcp.client.websocket, which no driver here uses yet"
+
+
 IMPLEMENTATION = Implementation(
     name="sdk",
     description="mcp SDK MCPServer + Client(mode='legacy'; stateless era: '2026-07-28') "
@@ -177,6 +187,7 @@ IMPLEMENTATION = Implementation(
     runtime=asyncio_runtime(),
     drivers={"memory": InMemoryDriver, "stdio": StdioDriver, "http": HttpDriver},
     versions=_VERSIONS,
+    absent={"websocket": _websocket_absent()},
 )
 
 JSON_MODE = Implementation(

@@ -1,11 +1,12 @@
-"""trimcp: its server and ``open_client`` over memory, stdio and Streamable HTTP.
+"""trimcp: its server and ``open_client`` over memory, stdio, Streamable HTTP and WebSocket.
 
 The benchmark server has four tools: ``echo`` (the throughput call), ``park`` (waits
 until cancelled, counting what it observed; with ``sse`` it first sends a
 notification, so an HTTP POST answers as an SSE stream instead of one JSON body),
 ``bench_stats`` (the :class:`._probe.Probe` counters) and ``fanout`` (``n``
 concurrent ``sampling/createMessage`` calls). Over stdio and HTTP the server runs in
-a process of its own (:mod:`._serve`), the client in the worker.
+a process of its own (:mod:`._serve`), the client in the worker; so over WebSocket
+(``serve_websocket``, one connection carrying every call).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from trimcp.dispatch import McpError
 from trimcp.nursery import HandlerContext, SessionLimits
 from trimcp.protocol import CreateMessageParams, CreateMessageResult, TextContent
 from trimcp.server import Server, ToolContext
-from trimcp.transports import stdio_command, streamable_http
+from trimcp.transports import stdio_command, streamable_http, websocket
 
 from ._core import (
     FANOUT_TOOL,
@@ -175,13 +176,43 @@ class HttpDriver(PeerCpu):
                 yield await target_of(client, workload)
 
 
+@asynccontextmanager
+async def connect_websocket(url: str, workload: Workload) -> AsyncIterator[Target]:
+    """``open_client(websocket(url))`` in the workload's era (handshake: ``initialize``,
+    reverse calls as requests on the socket; stateless: ``_meta`` per request, reverse
+    calls as input rounds)."""
+    async with open_client(
+        websocket(url),
+        sampling=_answer_sampling,
+        limits=_client_limits(workload),
+        era=_era(workload),
+    ) as client:
+        yield await target_of(client, workload)
+
+
+class WebSocketDriver(PeerCpu):
+    """:func:`connect_websocket` against ``serve_websocket`` in another process."""
+
+    @asynccontextmanager
+    async def connect(self, workload: Workload) -> AsyncIterator[Target]:
+        with http_server("trimcp", workload, "websocket") as self.server:
+            async with connect_websocket(self.server.url, workload) as target:
+                yield target
+
+
 _VERSIONS = {"trimcp": version("trimcp"), "trio": trio.__version__}
 
 IMPLEMENTATION = Implementation(
     name="trimcp",
-    description="trimcp Server + open_client, Client.call_tool (http: h11 engine)",
+    description="trimcp Server + open_client, Client.call_tool "
+    "(http: h11 engine; websocket: serve_websocket)",
     runtime=trio_runtime(),
-    drivers={"memory": InMemoryDriver, "stdio": StdioDriver, "http": HttpDriver},
+    drivers={
+        "memory": InMemoryDriver,
+        "stdio": StdioDriver,
+        "http": HttpDriver,
+        "websocket": WebSocketDriver,
+    },
     versions=_VERSIONS,
 )
 

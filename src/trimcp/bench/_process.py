@@ -45,7 +45,7 @@ class ServerProcess:
 
 
 class PeerCpu:
-    """Mixin for HTTP drivers: ``peer_cpu()`` reads the current server's CPU time.
+    """Mixin for HTTP and WebSocket drivers: ``peer_cpu()`` reads the current server's CPU time.
 
     The throughput metric samples it as its window opens and closes, so server CPU
     per call is measured over the same window as the client's.
@@ -96,15 +96,19 @@ def serve_command(kind: str, transport: str, workload: Workload) -> list[str]:
 
 
 @contextmanager
-def http_server(kind: str, workload: Workload) -> Iterator[ServerProcess]:
-    """Run a ``kind`` server for ``workload``; yield it once it listens; stop it on exit."""
+def http_server(kind: str, workload: Workload, transport: str = "http") -> Iterator[ServerProcess]:
+    """Run a ``kind`` server for ``workload``; yield it once it listens; stop it on exit.
+
+    ``transport``: ``http`` (Streamable HTTP) or ``websocket`` (a ``ws://`` URL).
+    """
     process = subprocess.Popen(
-        [sys.executable, *serve_command(kind, "http", workload)],
+        [sys.executable, *serve_command(kind, transport, workload)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
     try:
         port = _read_port(process)
-        yield ServerProcess(f"http://127.0.0.1:{port}/mcp", process.pid)
+        scheme = "ws" if transport == "websocket" else "http"
+        yield ServerProcess(f"{scheme}://127.0.0.1:{port}/mcp", process.pid)
     finally:
         _stop(process)

@@ -25,7 +25,7 @@ REGISTRY = {
     "external": "_impl_floor:EXTERNAL",
 }
 
-TRANSPORTS = ("memory", "stdio", "http")
+TRANSPORTS = ("memory", "stdio", "http", "websocket")
 
 #: What runs by default on each transport.
 DEFAULT_BY_TRANSPORT = {
@@ -41,6 +41,8 @@ DEFAULT_BY_TRANSPORT = {
         "raw-trimcp",
         "raw-sdk",
     ),
+    # The SDK is listed so that the report says it has no WebSocket transport.
+    "websocket": ("trimcp", "sdk", "floor", "raw-trimcp"),
 }
 
 

@@ -24,7 +24,15 @@ from typing import IO, Any
 from ._era import ERA_FREE
 from ._settings import Settings
 
-__all__ = ["Results", "Worker", "run"]
+__all__ = ["Results", "Worker", "lacking", "run"]
+
+
+def lacking(hello: dict[str, Any], transport: str) -> dict[str, Any]:
+    """``hello`` of an implementation without ``transport``, marked unavailable with why
+    (``no websocket transport: <the implementation's own reason, if it gives one>``)."""
+    why = hello.get("absent", {}).get(transport)
+    reason = f"no {transport} transport" + (f": {why}" if why else "")
+    return {**hello, "available": False, "reason": reason}
 
 
 @dataclass
@@ -53,7 +61,7 @@ class Worker:
             json.loads(line) if line else {"available": False, "reason": "worker died"}
         )
         if hello.get("available") and transport not in hello.get("transports", ()):
-            hello = {**hello, "available": False, "reason": f"no {transport} driver"}
+            hello = lacking(hello, transport)
             assert process.stdin is not None
             process.stdin.close()
         if not hello.get("available"):

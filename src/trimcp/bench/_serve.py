@@ -8,7 +8,9 @@ server of ``KIND`` (``trimcp``, ``trimcp-json``, ``trimcp-hypercorn``, ``sdk``,
 * ``http``: binds ``127.0.0.1`` on a free port, prints that port as one line on stdout
   once it accepts connections, and serves ``http://127.0.0.1:PORT/mcp`` until its
   stdin reaches end of file (or it is terminated), so it never outlives the process
-  that started it.
+  that started it;
+* ``websocket``: the same contract, serving ``ws://127.0.0.1:PORT/mcp`` (trimcp:
+  ``serve_websocket``; the floor: :func:`._ws.serve_floor_websocket`; the SDK has none).
 
 Access logs are off everywhere (a log line per request would dominate a trivial call).
 The SDK's server runs under uvicorn on asyncio, configured as
@@ -61,6 +63,11 @@ def _serve_trimcp(kind: str, transport: str, workload: Workload) -> None:
     if transport == "stdio":
         trio.run(serve_stdio, server)
         return
+    if transport == "websocket":
+        from trimcp.server import serve_websocket
+
+        _serve_announced(partial(serve_websocket, server, host="127.0.0.1", port=0))
+        return
     engine: Literal["h11", "hypercorn"] = "hypercorn" if kind == "trimcp-hypercorn" else "h11"
     # A parked call's connection counts until its handler ends, and cancelling it
     # opens another for notifications/cancelled: twice the client's, and spare.
@@ -92,6 +99,8 @@ def _serve_sdk(kind: str, transport: str, workload: Workload) -> None:
     if transport == "stdio":
         anyio.run(server.run_stdio_async, backend="asyncio")
         return
+    if transport != "http":
+        raise SystemExit(f"the mcp SDK has no {transport} server")
     app = server.streamable_http_app(host="127.0.0.1", json_response=kind == "sdk-json")
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted sockets only when
     # the listener's proto says TCP, as it does when uvicorn binds host/port itself.
@@ -120,14 +129,21 @@ def _serve_floor(_kind: str, transport: str, workload: Workload) -> None:
     import trio
 
     from ._floor import serve_floor_http, serve_floor_stdio
+    from ._ws import serve_floor_websocket
 
     if transport == "stdio":
         trio.run(serve_floor_stdio)
         return
+    _serve_announced(serve_floor_websocket if transport == "websocket" else serve_floor_http)
+
+
+def _serve_announced(serve: Callable[..., Any]) -> None:
+    """Run ``serve`` (a Trio ``nursery.start`` target reporting its port); announce it."""
+    import trio
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            _announce(int(await nursery.start(serve_floor_http)))
+            _announce(int(await nursery.start(serve)))
 
     trio.run(main)
 
@@ -145,7 +161,7 @@ SERVERS: dict[str, Callable[[str, str, Workload], Any]] = {
 def main(argv: list[str]) -> int:
     kind, transport = argv[0], argv[1]
     workload = Workload.from_json(json.loads(argv[2])) if len(argv) > 2 else Workload()
-    if transport == "http":
+    if transport != "stdio":
         _exit_on_stdin_eof()
     SERVERS[kind](kind, transport, workload)
     return 0

@@ -37,7 +37,7 @@ def _execute(impl: Implementation, command: dict[str, Any]) -> dict[str, Any]:
     metric = METRICS[command["metric"]]
     make_driver = impl.drivers.get(command["transport"])
     if make_driver is None:
-        return {"ok": False, "error": f"{impl.name} has no {command['transport']} driver"}
+        return {"ok": False, "error": f"{impl.name} has no {command['transport']} transport"}
     workload = Workload.from_json(command.get("workload", {}))
     driver = make_driver()
 
@@ -62,6 +62,7 @@ def main(argv: list[str]) -> int:
         "runtime": impl.runtime.name,
         "transports": sorted(impl.drivers),
         "metrics": list(impl.metrics) if impl.metrics is not None else None,
+        "absent": dict(impl.absent),
         "versions": dict(impl.versions),
         "python": sys.version.split()[0],
     }
