@@ -196,3 +196,20 @@ def test_command_line_run_over_websocket(tmp_path: Path) -> None:
         assert record["sample"]["server_cpu_s"] > 0  # the server ran in a process of its own
     assert data["summary"]["websocket"]["throughput"]["calls/s"]["10"]["trimcp/floor"] > 0
     assert "websocket / throughput: calls/s" in done.stdout
+
+
+def test_an_era_a_driver_does_not_speak_is_reported_not_run() -> None:
+    from trimcp.bench._worker import _execute
+
+    impl = load_implementation("raw-trimcp")
+    command = {
+        "metric": "throughput",
+        "transport": "websocket",
+        "workload": Workload(era="stateless").to_json(),
+        "params": {"concurrency": 1, "warmup": 0.0, "duration": 0.1},
+    }
+    answer = _execute(impl, command)
+    assert answer == {
+        "ok": True,
+        "sample": {"unsupported": "the raw WebSocket client speaks the handshake era only"},
+    }

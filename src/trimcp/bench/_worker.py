@@ -20,6 +20,7 @@ import traceback
 from typing import IO, Any
 
 from ._core import Implementation, Workload
+from ._era import unsupported_in
 from ._metrics import METRICS
 from ._registry import load
 
@@ -44,7 +45,15 @@ def _execute(impl: Implementation, command: dict[str, Any]) -> dict[str, Any]:
     async def main() -> dict[str, Any]:
         return await metric(impl, driver, workload, command["params"])
 
-    return {"ok": True, "sample": impl.runtime.run(main)}
+    try:
+        sample = impl.runtime.run(main)
+    except Exception as exc:
+        # A driver that cannot do this at all (an era it does not speak) says so.
+        unsupported = unsupported_in(exc)
+        if unsupported is None:
+            raise
+        sample = {"unsupported": str(unsupported)}
+    return {"ok": True, "sample": sample}
 
 
 def main(argv: list[str]) -> int:
