@@ -90,3 +90,25 @@ async def test_a_slow_json_answer_is_still_written_once_it_comes() -> None:
         assert await pump(outbox, asgi.receive, asgi.send, (), timeout=5) is True
     assert asgi.receives == 1  # watched while it waited
     assert asgi.sent[1]["body"] == b"[]"
+
+
+async def test_a_stream_is_woken_for_each_event_and_ends_with_its_outbox() -> None:
+    # One task waits on both the outbox and the client: every event that arrives
+    # while it watches wakes it, and closing the outbox ends the response.
+    asgi = _Asgi(disconnect=False)
+    outbox = Outbox(max_events=8, max_bytes=1 << 16)
+    async with trio.open_nursery() as nursery:
+
+        async def produce() -> None:
+            for n in range(3):
+                await trio.testing.wait_all_tasks_blocked()
+                outbox.put(f"data: {n}\n\n".encode())
+            await trio.testing.wait_all_tasks_blocked()
+            outbox.close()
+
+        nursery.start_soon(produce)
+        assert await pump(outbox, asgi.receive, asgi.send, (), timeout=5) is True
+    bodies = [m.get("body") for m in asgi.sent[1:]]
+    assert bodies == [b"data: 0\n\n", b"data: 1\n\n", b"data: 2\n\n", b""]
+    assert asgi.sent[0]["headers"][0] == (b"content-type", b"text/event-stream")
+    assert asgi.receives == 4  # watched before each event and before the end

@@ -140,14 +140,6 @@ async def send_error(send: Send, error: HttpError, extra: RawHeaders = ()) -> No
     await send_json(send, error.status, error_body(error), headers)
 
 
-async def _watch_disconnect(receive: Receive, cancel: trio.CancelScope) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            cancel.cancel()
-            return
-
-
 async def pump(
     outbox: Outbox,
     receive: Receive,
@@ -161,10 +153,10 @@ async def pump(
     """Write ``outbox`` as the response: one JSON body, or an SSE stream.
 
     Returns ``True`` when the response was completed, ``False`` when the client went
-    away first. Watching for the client leaving takes a task (and a read registered
-    with the OS) per response, so a response first waits up to :data:`EAGER_ROUNDS`
-    scheduler rounds: a JSON answer ready by then is written without one, and only a
-    slower or streamed response is watched (disconnection is noticed that much later).
+    away first. While it waits for the outbox, the same task watches ``receive`` for the
+    client leaving (:func:`_next`); since that registers a read with the OS, a response
+    first waits up to :data:`EAGER_ROUNDS` scheduler rounds, and a JSON answer ready by
+    then is written without watching at all (disconnection is noticed that much later).
     ``on_empty`` answers a response that ends before its first item.
     ``status`` maps the code of a JSON error body to its HTTP status (the stateless
     era answers its request errors with 400 or 404); without it every body is 200.
@@ -173,24 +165,28 @@ async def pump(
         if len(outbox) or outbox.closed:
             break
         await trio.lowlevel.checkpoint()
-    if outbox.json and len(outbox):
-        # Answered before the watcher was needed: one body, written right away.
-        try:
-            await _write(outbox, send, headers, timeout, on_empty, status)
-        except ClientGone:
-            logger.debug("client went away before its answer")
-            return False
-        return True
-    completed = False
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_watch_disconnect, receive, nursery.cancel_scope)
-        try:
-            await _write(outbox, send, headers, timeout, on_empty, status)
-            completed = True
-        except ClientGone:
-            logger.debug("client went away during the response")
-        nursery.cancel_scope.cancel()
-    return completed
+    try:
+        await _write(outbox, send, headers, timeout, on_empty, status, receive)
+    except ClientGone:
+        logger.debug("client went away during the response")
+        return False
+    return True
+
+
+async def _next(outbox: Outbox, receive: Receive | None) -> tuple[str | None, bytes] | None:
+    """The next item of ``outbox``; while there is none, watch ``receive`` for the client
+    leaving (:class:`ClientGone`). One task does both: the outbox's waker cancels the
+    read when an item comes, so a parked response keeps no second task."""
+    while receive is not None and not len(outbox) and not outbox.closed:
+        with trio.CancelScope() as wake:
+            outbox.waker = wake.cancel
+            try:
+                message = await receive()
+            finally:
+                outbox.waker = None
+        if not wake.cancelled_caught and message["type"] == "http.disconnect":
+            raise ClientGone("the client went away")
+    return await outbox.get()
 
 
 def _error_status(body: bytes, status: Callable[[int], int]) -> int:
@@ -230,8 +226,9 @@ async def _write(
     timeout: float,
     on_empty: Callable[[], Awaitable[None]] | None,
     status: Callable[[int], int] | None = None,
+    receive: Receive | None = None,
 ) -> None:
-    first = await outbox.get()
+    first = await _next(outbox, receive)
     if first is None and on_empty is not None:
         await on_empty()
         return
@@ -245,5 +242,5 @@ async def _write(
         await _send(
             send, timeout, {"type": "http.response.body", "body": item[1], "more_body": True}
         )
-        item = await outbox.get()
+        item = await _next(outbox, receive)
     await _send(send, timeout, {"type": "http.response.body", "body": b"", "more_body": False})

@@ -145,7 +145,9 @@ class H11Connection:
             if is_websocket_upgrade(request):
                 await self._serve_websocket(request)
                 return False
-            await self._serve(request)
+            scope = self._scope(request)
+            request = None  # a parked request keeps only its scope, not the parsed head
+            await self._serve(scope)
             if self.broken:
                 return False
             if self.h11.our_state is h11.DONE and self.h11.their_state is not h11.DONE:
@@ -221,17 +223,19 @@ class H11Connection:
             "raw_path": raw_path,
             "query_string": query,
             "root_path": "",
-            "headers": request.headers,
+            # Plain (name, value) pairs: h11's own list also keeps each name as sent
+            # (a third bytes object per header), for as long as the request runs.
+            "headers": list(request.headers),
             "client": self.client,
             "server": self.server,
             "extensions": {},
         }
 
-    async def _serve(self, request: h11.Request) -> None:
+    async def _serve(self, scope: Scope) -> None:
         try:
-            await self.app(self._scope(request), self._receive, self._send)
+            await self.app(scope, self._receive, self._send)
         except Exception:
-            logger.exception("the ASGI app failed on %s %r", request.method, request.target)
+            logger.exception("the ASGI app failed on %s %r", scope["method"], scope["raw_path"])
         if self.started is None and not self.broken:
             if self.bad_body:
                 await self._refuse(400, "Bad Request: malformed body")

@@ -11,6 +11,7 @@ events); the producer decides before the first item.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import final
 
 import trio
@@ -35,6 +36,7 @@ class Outbox:
         "max_bytes",
         "max_events",
         "overflowed",
+        "waker",
     )
 
     def __init__(self, *, max_events: int, max_bytes: int) -> None:
@@ -50,6 +52,9 @@ class Outbox:
         self._size = 0
         self._closed = False
         self._wakeup = trio.Event()
+        #: Called (once per change) when an item arrives or the outbox closes: how a
+        #: response waiting on something else as well (the client leaving) is woken.
+        self.waker: Callable[[], None] | None = None
 
     @property
     def closed(self) -> bool:
@@ -75,13 +80,19 @@ class Outbox:
             self._items = deque()
         self._items.append((event_id, chunk))
         self._size += len(chunk)
-        self._wakeup.set()
+        self._wake()
         return True
+
+    def _wake(self) -> None:
+        self._wakeup.set()
+        if self.waker is not None:
+            waker, self.waker = self.waker, None
+            waker()
 
     def close(self) -> None:
         """No more items: the response ends once the queued ones are written."""
         self._closed = True
-        self._wakeup.set()
+        self._wake()
 
     def abort(self) -> None:
         """Close and drop what is queued (the stream overflowed or the session ended)."""
