@@ -34,7 +34,8 @@ class PendingCall:
     """One outbound request waiting for its answer."""
 
     __slots__ = (
-        "_event",
+        "_done",
+        "_waiter",
         "error",
         "hard_deadline",
         "id",
@@ -54,23 +55,41 @@ class PendingCall:
         self.timeout_scope: trio.CancelScope | None = None
         #: Progress never pushes the deadline past this.
         self.hard_deadline = float("inf")
-        self._event = trio.Event()
+        # One waiter, woken directly: a trio.Event would add a parking lot (an ordered
+        # dict) to every request in flight.
+        self._done = False
+        self._waiter: trio.lowlevel.Task | None = None
 
     @property
     def done(self) -> bool:
-        return self._event.is_set()
+        return self._done
 
     def _resolve(self, result: dict[str, Any] | None, error: McpError | None) -> bool:
-        if self._event.is_set():
+        if self._done:
             return False
         self.result = result
         self.error = error
-        self._event.set()
+        self._done = True
+        if self._waiter is not None:
+            trio.lowlevel.reschedule(self._waiter)
+            self._waiter = None
         return True
 
     async def wait(self) -> dict[str, Any]:
-        """Wait for the answer; return the result or raise the error."""
-        await self._event.wait()
+        """Wait for the answer; return the result or raise the error. One task waits
+        (the one that sent the request); a checkpoint either way."""
+        if self._done:
+            await trio.lowlevel.checkpoint()
+        else:
+            if self._waiter is not None:
+                raise RuntimeError("another task is already waiting for this answer")
+            self._waiter = trio.lowlevel.current_task()
+
+            def abort(_: object) -> trio.lowlevel.Abort:
+                self._waiter = None
+                return trio.lowlevel.Abort.SUCCEEDED
+
+            await trio.lowlevel.wait_task_rescheduled(abort)
         if self.error is not None:
             raise self.error
         assert self.result is not None

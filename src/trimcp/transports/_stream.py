@@ -64,8 +64,10 @@ class StreamChannel:
         self.rejected = 0
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
-        data = self._connection.send(message)
         async with self._lock:
+            # Encoded once the lock is held: a burst of senders queued on the lock
+            # then holds messages, not their encodings as well.
+            data = self._connection.send(message)
             try:
                 await self._send_stream.send_all(data)
             except trio.BrokenResourceError:
