@@ -166,18 +166,18 @@ async def pump(
             break
         await trio.lowlevel.checkpoint()
     try:
-        await _write(outbox, send, headers, timeout, on_empty, status, receive)
+        await _write(outbox, receive, send, headers, timeout, on_empty, status)
     except ClientGone:
         logger.debug("client went away during the response")
         return False
     return True
 
 
-async def _next(outbox: Outbox, receive: Receive | None) -> tuple[str | None, bytes] | None:
+async def _next(outbox: Outbox, receive: Receive) -> tuple[str | None, bytes] | None:
     """The next item of ``outbox``; while there is none, watch ``receive`` for the client
     leaving (:class:`ClientGone`). One task does both: the outbox's waker cancels the
     read when an item comes, so a parked response keeps no second task."""
-    while receive is not None and not len(outbox) and not outbox.closed:
+    while not len(outbox) and not outbox.closed:
         with trio.CancelScope() as wake:
             outbox.waker = wake.cancel
             try:
@@ -221,12 +221,12 @@ async def send_sse_end(send: Send, headers: RawHeaders, *, timeout: float = 30.0
 
 async def _write(
     outbox: Outbox,
+    receive: Receive,
     send: Send,
     headers: RawHeaders,
     timeout: float,
     on_empty: Callable[[], Awaitable[None]] | None,
-    status: Callable[[int], int] | None = None,
-    receive: Receive | None = None,
+    status: Callable[[int], int] | None,
 ) -> None:
     first = await _next(outbox, receive)
     if first is None and on_empty is not None:
