@@ -30,9 +30,9 @@ from urllib.parse import urlsplit
 import h11
 import trio
 
-from ._core import FANOUT_TOOL, PARK_TOOL, STATS_TOOL, Target, Workload, check_echo
-from ._era import http_headers, stamp, with_input_rounds
-from ._ndjson import PROTOCOL_VERSION
+from ._core import Target, Workload
+from ._era import http_headers, stamp
+from ._ndjson import PROTOCOL_VERSION, raw_target
 
 __all__ = ["H11Client", "connect_url"]
 
@@ -202,43 +202,7 @@ async def connect_url(
     try:
         if not client.stateless:
             await client.initialize()
-        tool, arguments = workload.tool, workload.call_arguments()
-        params = {"name": tool, "arguments": arguments}
-        request = client.request
-        first = await request("tools/call", params)
-        if "result" not in first or first["result"].get("isError"):
-            raise AssertionError(f"first call failed: {str(first)[:200]}")
-        if workload.arguments is None and tool == "echo":
-            check_echo(first["result"]["content"][0].get("text"), workload.text)
-
-        async def call() -> None:
-            answer = await request("tools/call", params)
-            if "result" not in answer or answer["result"].get("isError"):
-                raise AssertionError(f"call failed: {str(answer)[:200]}")
-
-        if not ours:
-            yield Target(call)
-            return
-
-        async def park() -> None:
-            await request("tools/call", {"name": PARK_TOOL, "arguments": {}})
-
-        async def stats() -> dict[str, Any]:
-            answer = await request("tools/call", {"name": STATS_TOOL, "arguments": {}})
-            result: dict[str, Any] = json.loads(answer["result"]["content"][0]["text"])
-            return result
-
-        if not client.stateless:
-            yield Target(call, park, stats)
-            return
-
-        async def fanout(n: int) -> None:
-            params = {"name": FANOUT_TOOL, "arguments": {"n": n}}
-            answer = await with_input_rounds(request, "tools/call", params)
-            if "result" not in answer or answer["result"].get("isError"):
-                raise AssertionError(f"fanout failed: {str(answer)[:200]}")
-
-        yield Target(call, park, stats, fanout)
+        yield await raw_target(client.request, workload, ours=ours, fanout=client.stateless)
     finally:
         with trio.CancelScope(shield=True):
             await client.aclose()

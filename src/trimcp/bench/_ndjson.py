@@ -26,7 +26,7 @@ import trio
 from ._core import FANOUT_TOOL, PARK_TOOL, STATS_TOOL, Target, Workload, check_echo
 from ._era import SAMPLING_ANSWER, stamp, with_input_rounds
 
-__all__ = ["PROTOCOL_VERSION", "SAMPLING_ANSWER", "LineClient", "lines_of", "writer"]
+__all__ = ["PROTOCOL_VERSION", "SAMPLING_ANSWER", "LineClient", "lines_of", "raw_target", "writer"]
 
 PROTOCOL_VERSION = "2025-06-18"
 #: Lines buffered towards a writer task.
@@ -107,38 +107,51 @@ class LineClient:
 
     async def target(self, workload: Workload, *, ours: bool) -> Target:
         """The target over this client; ``ours``: the server has the benchmark tools."""
-        tool, arguments = workload.tool, workload.call_arguments()
-        first = await self.request("tools/call", {"name": tool, "arguments": arguments})
-        if "result" not in first or first["result"].get("isError"):
-            raise AssertionError(f"first call failed: {str(first)[:200]}")
-        if workload.arguments is None and tool == "echo":
-            check_echo(first["result"]["content"][0].get("text"), workload.text)
-        params = {"name": tool, "arguments": arguments}
-        request = self.request
+        return await raw_target(self.request, workload, ours=ours, fanout=True)
 
-        async def call() -> None:
-            answer = await request("tools/call", params)
-            if "result" not in answer or answer["result"].get("isError"):
-                raise AssertionError(f"call failed: {str(answer)[:200]}")
 
-        if not ours:
-            return Target(call)
+Request = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
-        async def park() -> None:
-            await request("tools/call", {"name": PARK_TOOL, "arguments": {}})
 
-        async def stats() -> dict[str, Any]:
-            answer = await request("tools/call", {"name": STATS_TOOL, "arguments": {}})
-            result: dict[str, Any] = json.loads(answer["result"]["content"][0]["text"])
-            return result
+async def raw_target(request: Request, workload: Workload, *, ours: bool, fanout: bool) -> Target:
+    """The target over a raw client's ``request(method, params)`` (answers as JSON-RPC
+    dicts): one checked first call, then ``call``; with ``ours`` (the server has the
+    benchmark tools) also park and stats, and with ``fanout`` the fan-out (its input
+    rounds answered by :func:`._era.with_input_rounds`)."""
+    tool, arguments = workload.tool, workload.call_arguments()
+    params = {"name": tool, "arguments": arguments}
+    first = await request("tools/call", params)
+    if "result" not in first or first["result"].get("isError"):
+        raise AssertionError(f"first call failed: {str(first)[:200]}")
+    if workload.arguments is None and tool == "echo":
+        check_echo(first["result"]["content"][0].get("text"), workload.text)
 
-        async def fanout(n: int) -> None:
-            params = {"name": FANOUT_TOOL, "arguments": {"n": n}}
-            answer = await with_input_rounds(request, "tools/call", params)
-            if "result" not in answer or answer["result"].get("isError"):
-                raise AssertionError(f"fanout failed: {str(answer)[:200]}")
+    async def call() -> None:
+        answer = await request("tools/call", params)
+        if "result" not in answer or answer["result"].get("isError"):
+            raise AssertionError(f"call failed: {str(answer)[:200]}")
 
-        return Target(call, park, stats, fanout)
+    if not ours:
+        return Target(call)
+
+    async def park() -> None:
+        await request("tools/call", {"name": PARK_TOOL, "arguments": {}})
+
+    async def stats() -> dict[str, Any]:
+        answer = await request("tools/call", {"name": STATS_TOOL, "arguments": {}})
+        result: dict[str, Any] = json.loads(answer["result"]["content"][0]["text"])
+        return result
+
+    if not fanout:
+        return Target(call, park, stats)
+
+    async def fan_out(n: int) -> None:
+        params = {"name": FANOUT_TOOL, "arguments": {"n": n}}
+        answer = await with_input_rounds(request, "tools/call", params)
+        if "result" not in answer or answer["result"].get("isError"):
+            raise AssertionError(f"fanout failed: {str(answer)[:200]}")
+
+    return Target(call, park, stats, fan_out)
 
 
 async def lines_of(stream: trio.abc.ReceiveStream) -> AsyncIterator[str]:
