@@ -25,7 +25,7 @@ from trimcp.dispatch import McpError
 from trimcp.nursery import HandlerContext, SessionLimits
 from trimcp.protocol import CreateMessageParams, CreateMessageResult, TextContent
 from trimcp.server import Server, ToolContext
-from trimcp.transports import stdio_command, streamable_http, websocket
+from trimcp.transports import ClientTransport, stdio_command, streamable_http, websocket
 
 from ._core import (
     FANOUT_TOOL,
@@ -123,18 +123,26 @@ def _era(workload: Workload) -> Literal["handshake", "stateless"]:
     return "stateless" if workload.era == "stateless" else "handshake"
 
 
+@asynccontextmanager
+async def connect_target(transport: ClientTransport, workload: Workload) -> AsyncIterator[Target]:
+    """``open_client(transport)`` as every driver uses it: the bench's sampling answer,
+    the workload's limits and era; yields the checked target."""
+    async with open_client(
+        transport,
+        sampling=_answer_sampling,
+        limits=_client_limits(workload),
+        era=_era(workload),
+    ) as client:
+        yield await target_of(client, workload)
+
+
 class InMemoryDriver:
     """Client and server in one Trio run, joined by trimcp's memory channel pair."""
 
     @asynccontextmanager
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
-        async with open_client(
-            make_server(workload).in_memory(),
-            sampling=_answer_sampling,
-            limits=_client_limits(workload),
-            era=_era(workload),
-        ) as client:
-            yield await target_of(client, workload)
+        async with connect_target(make_server(workload).in_memory(), workload) as target:
+            yield target
 
 
 class StdioDriver:
@@ -143,13 +151,8 @@ class StdioDriver:
     @asynccontextmanager
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
         command = serve_command("trimcp", "stdio", workload)
-        async with open_client(
-            stdio_command(sys.executable, *command),
-            sampling=_answer_sampling,
-            limits=_client_limits(workload),
-            era=_era(workload),
-        ) as client:
-            yield await target_of(client, workload)
+        async with connect_target(stdio_command(sys.executable, *command), workload) as target:
+            yield target
 
 
 class HttpDriver(PeerCpu):
@@ -167,13 +170,8 @@ class HttpDriver(PeerCpu):
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
         with http_server(self.kind, workload) as self.server:
             transport = streamable_http(self.server.url, max_connections=workload.connections or 32)
-            async with open_client(
-                transport,
-                sampling=_answer_sampling,
-                limits=_client_limits(workload),
-                era=_era(workload),
-            ) as client:
-                yield await target_of(client, workload)
+            async with connect_target(transport, workload) as target:
+                yield target
 
 
 @asynccontextmanager
@@ -181,13 +179,8 @@ async def connect_websocket(url: str, workload: Workload) -> AsyncIterator[Targe
     """``open_client(websocket(url))`` in the workload's era (handshake: ``initialize``,
     reverse calls as requests on the socket; stateless: ``_meta`` per request, reverse
     calls as input rounds)."""
-    async with open_client(
-        websocket(url),
-        sampling=_answer_sampling,
-        limits=_client_limits(workload),
-        era=_era(workload),
-    ) as client:
-        yield await target_of(client, workload)
+    async with connect_target(websocket(url), workload) as target:
+        yield target
 
 
 class WebSocketDriver(PeerCpu):
