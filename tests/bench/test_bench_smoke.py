@@ -60,4 +60,12 @@ def test_tiny_memory_run_writes_complete_json(tmp_path: Path) -> None:
     summary = data["summary"]["memory"]["throughput"]["calls/s"]
     assert summary["10"]["trimcp"]["median"] > 0
     assert summary["10"]["trimcp/floor"] > 0
+    # The summary is in the units its titles name, as the tables are; samples stay SI.
+    p50_ms = data["summary"]["memory"]["throughput"]["p50 latency, ms"]["1"]["trimcp"]
+    p50_s = [r["sample"]["latency_s"]["p50"] for r in throughput if r["implementation"] ==
+             "trimcp" and r["concurrency"] == 1]  # fmt: skip
+    assert p50_ms["median"] == p50_s[0] * 1e3
+    kib = data["summary"]["memory"]["parked"]["memory per parked request, KiB"]["20"]["trimcp"]
+    parked = [r["sample"] for r in by_metric["parked"] if r["implementation"] == "trimcp"]
+    assert kib["median"] == parked[0]["bytes_per_request"] / 1024
     assert "calls/s" in done.stdout

@@ -132,13 +132,17 @@ def _tables(results: dict[str, Any]) -> list[tuple[str, str, Figure, list[str], 
 
 
 def summary(results: dict[str, Any]) -> dict[str, Any]:
-    """block -> metric -> figure -> level -> medians, spreads and ratios."""
+    """block -> metric -> figure -> level -> medians, spreads and ratios.
+
+    Values are in the unit the figure's title names (ms, KiB ...), as in the tables;
+    the samples keep the raw SI figures (seconds, bytes).
+    """
     out: dict[str, Any] = defaultdict(lambda: defaultdict(dict))
-    for transport, metric, (title, *_rest), names, levels, table in _tables(results):
+    for transport, metric, (title, _fig, scale, _fmt), names, levels, table in _tables(results):
         rows: dict[str, Any] = {}
         for level in levels:
             row: dict[str, Any] = {
-                n: table[n, level].__dict__ for n in names if (n, level) in table
+                n: _scaled(table[n, level], scale) for n in names if (n, level) in table
             }
             for a, b in PAIRS:
                 ratio = _ratio(table, a, b, level)
@@ -147,6 +151,15 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
             rows[str(level)] = row
         out[transport][metric][title] = rows
     return {t: dict(m) for t, m in out.items()}
+
+
+def _scaled(spread: Spread, scale: float) -> dict[str, float]:
+    return {
+        "median": spread.median * scale,
+        "low": spread.low * scale,
+        "high": spread.high * scale,
+        "n": spread.n,
+    }
 
 
 def render(results: dict[str, Any]) -> str:
