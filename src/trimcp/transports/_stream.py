@@ -3,10 +3,23 @@
 Reading goes through the sans-IO :class:`trimcp.wire.Connection`. A line that does not
 decode is answered here with the error the wire layer attached (``-32700``,
 ``-32600`` ...) and reading goes on; a fatal framing error (a line over the limit) is
-answered, then the channel breaks, because the stream cannot be resynchronised. Writes
-are serialised by a FIFO lock so that messages never interleave. A write that finds the
-peer gone (``BrokenResourceError``) closes the input as well, so the session ends rather
-than reading on for a peer it can no longer answer.
+answered, then the channel breaks, because the stream cannot be resynchronised.
+
+Writes are serialised so that lines never interleave, and coalesced: a sender queues
+its encoded line, and whoever holds the write lock writes every line queued by then in
+one ``send_all`` (a sender whose line went out with an earlier batch returns at once).
+A burst of answers, or the ``notifications/cancelled`` of a thousand abandoned calls,
+costs one write where it cost one each (and each write to a pipe wakes the peer
+process). Nothing waits to fill a batch: a batch is what queued while the previous
+write was going out, so a lone message is written at once.
+
+A batch carries other senders' lines, so its write is shielded from the cancellation
+of the task that happens to hold the lock (a write cut short would leave half a line on
+the stream, corrupting it for everyone) and bounded instead by ``send_timeout``: a peer
+that reads nothing for that long (B40, a stalled consumer) breaks the channel. A sender
+cancelled before its line was taken withdraws it. A write that fails, or finds the peer
+gone, breaks the channel for every sender and closes the input as well, so the session
+ends rather than reading on for a peer it can no longer answer.
 """
 
 from __future__ import annotations
@@ -28,12 +41,14 @@ from trimcp.wire import (
     RequestId,
 )
 
-__all__ = ["DEFAULT_RECEIVE_SIZE", "StreamChannel"]
+__all__ = ["DEFAULT_RECEIVE_SIZE", "DEFAULT_SEND_TIMEOUT", "StreamChannel"]
 
 logger = logging.getLogger("trimcp.transports")
 
 #: Bytes asked for per read.
 DEFAULT_RECEIVE_SIZE = 64 * 1024
+#: Seconds one write may take before the peer is deemed stalled and the channel breaks.
+DEFAULT_SEND_TIMEOUT = 30.0
 
 
 @final
@@ -43,7 +58,8 @@ class StreamChannel:
     Args:
       send_stream / receive_stream: the two halves (the same object for a two-way stream).
       max_line: the largest line accepted (default 4 MiB); see :class:`trimcp.wire.LineFramer`.
-      owns_streams: close the streams in :meth:`aclose`.
+      receive_size: bytes asked for per read (default 64 KiB).
+      send_timeout: seconds one write may take (default 30); see the module doc.
     """
 
     def __init__(
@@ -53,43 +69,97 @@ class StreamChannel:
         *,
         max_line: int = DEFAULT_MAX_LINE,
         receive_size: int = DEFAULT_RECEIVE_SIZE,
+        send_timeout: float = DEFAULT_SEND_TIMEOUT,
     ) -> None:
         self._send_stream = send_stream
         self._receive_stream = receive_stream
         self._connection = Connection(max_line=max_line)
         self._receive_size = receive_size
+        self._send_timeout = send_timeout
         self._lock = trio.StrictFIFOLock()
+        #: Lines queued and not yet written, by sequence number (bounded by the senders
+        #: waiting: each queues one line).
+        self._unsent: dict[int, bytes] = {}
+        self._seq = 0
+        #: Why the output can no longer be written (a batch failed), or None.
+        self._output_failure: str | None = None
         self._broken = False
         #: Lines that did not decode and were answered with an error.
         self.rejected = 0
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
-        async with self._lock:
-            # Encoded once the lock is held: a burst of senders queued on the lock
-            # then holds messages, not their encodings as well.
-            data = self._connection.send(message)
-            try:
-                await self._send_stream.send_all(data)
-            except trio.BrokenResourceError:
-                # Output that cannot be written (the peer closed its read end, EPIPE)
-                # means a dead peer: end the input too, so the reader sees the end now
-                # instead of waiting for input from a peer that can no longer be answered.
-                self._broken = True
-                await self._receive_stream.aclose()
-                raise
+        self._check_output()
+        data = self._connection.send(message)
+        self._seq += 1
+        mine = self._seq
+        self._unsent[mine] = data
+        try:
+            async with self._lock:
+                await trio.lowlevel.checkpoint_if_cancelled()
+                self._check_output()  # an earlier batch failed, perhaps with this line
+                if mine not in self._unsent:
+                    return  # it went out with an earlier batch
+                unsent = self._unsent
+                batch = data if len(unsent) == 1 else b"".join(unsent.values())
+                unsent.clear()
+                await self._write(batch)
+        except trio.Cancelled:
+            self._unsent.pop(mine, None)
+            raise
+
+    def _check_output(self) -> None:
+        if self._output_failure is not None:
+            raise trio.BrokenResourceError(self._output_failure)
+
+    async def _write(self, batch: bytes) -> None:
+        """Write ``batch`` whole, shielded and bounded by ``send_timeout``."""
+        failure = f"a write took over {self._send_timeout:g} s: the peer stopped reading"
+        try:
+            with trio.CancelScope(
+                shield=True, deadline=trio.current_time() + self._send_timeout
+            ) as scope:
+                await self._send_stream.send_all(batch)
+        except trio.ClosedResourceError:
+            self._output_failure = "the output stream was closed"
+            raise
+        except trio.BrokenResourceError as exc:
+            # Output that cannot be written (the peer closed its read end, EPIPE) means
+            # a dead peer.
+            self._output_failure = str(exc) or "the peer closed its input"
+            await self._end_input()
+            raise
+        if scope.cancelled_caught:
+            self._output_failure = failure
+            await self._end_input()
+            raise trio.BrokenResourceError(failure)
+
+    async def _end_input(self) -> None:
+        """End the input too, so the reader sees the end now instead of waiting for a
+        peer that can no longer be answered."""
+        self._broken = True
+        with trio.CancelScope(shield=True):
+            await self._receive_stream.aclose()
 
     async def receive(self) -> Message:
         connection = self._connection
         while True:
             if self._broken:
-                raise trio.BrokenResourceError("the input stream could not be resynchronised")
+                raise trio.BrokenResourceError(
+                    self._output_failure or "the input stream could not be resynchronised"
+                )
             try:
                 event = connection.next_event()
             except RemoteProtocolError as exc:
                 await self._reject(exc)
                 continue
             if event is NEED_DATA:
-                data = await self._receive_stream.receive_some(self._receive_size)
+                try:
+                    data = await self._receive_stream.receive_some(self._receive_size)
+                except trio.ClosedResourceError:
+                    if self._output_failure is None:
+                        raise
+                    # Closed by a failed write: the reader needs that write's reason.
+                    raise trio.BrokenResourceError(self._output_failure) from None
                 connection.receive_data(bytes(data))
             elif event is CLOSED:
                 raise trio.EndOfChannel

@@ -1,0 +1,170 @@
+"""``StreamChannel`` writes: coalesced, whole lines only, bounded by ``send_timeout``.
+
+The send stream here is a gate: ``send_all`` records what it was given and blocks
+until the test opens the gate, so a write can be held "in the pipe" while other
+senders queue, get cancelled, or the deadline passes (virtual time).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import trio
+import trio.testing
+
+from trimcp.transports import StreamChannel
+from trimcp.wire import Notification
+
+pytestmark = pytest.mark.trio
+
+
+class GatedSendStream(trio.abc.SendStream):
+    """Records each ``send_all``; blocks in it while the gate is shut."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.open = trio.Event()
+        self.open.set()
+        self.writing = 0
+
+    def shut(self) -> None:
+        self.open = trio.Event()
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        self.writing += 1
+        try:
+            await self.open.wait()
+            self.writes.append(bytes(data))
+        finally:
+            self.writing -= 1
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.open.wait()
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+def _note(n: int) -> Notification:
+    return Notification(method="notifications/message", params={"n": n})
+
+
+def _numbers(writes: list[bytes]) -> list[int]:
+    lines = b"".join(writes).split(b"\n")
+    assert lines[-1] == b""  # every write ends on a line boundary
+    return [json.loads(line)["params"]["n"] for line in lines[:-1]]
+
+
+async def _nursery_of_senders(task_status: trio.TaskStatus[trio.Nursery]) -> None:
+    async with trio.open_nursery() as nursery:
+        task_status.started(nursery)
+        await trio.sleep_forever()
+
+
+def _channel(out: GatedSendStream, **kwargs: float) -> StreamChannel:
+    _, receive = trio.testing.memory_stream_pair()
+    return StreamChannel(out, receive, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_lone_message_is_written_at_once() -> None:
+    out = GatedSendStream()
+    channel = _channel(out)
+    await channel.send(_note(1))
+    assert len(out.writes) == 1
+    assert _numbers(out.writes) == [1]
+
+
+async def test_senders_queued_behind_a_write_go_out_in_one_batch() -> None:
+    out = GatedSendStream()
+    out.shut()
+    channel = _channel(out)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(channel.send, _note(0))
+        await trio.testing.wait_all_tasks_blocked()
+        assert out.writing == 1  # the first write is in the pipe
+        for n in range(1, 201):
+            nursery.start_soon(channel.send, _note(n))
+        await trio.testing.wait_all_tasks_blocked()
+        out.open.set()
+    assert len(out.writes) == 2  # the first line, then the 200 queued behind it at once
+    assert sorted(_numbers(out.writes)) == list(range(201))
+
+
+async def test_a_sender_cancelled_while_queued_withdraws_its_line() -> None:
+    out = GatedSendStream()
+    out.shut()
+    channel = _channel(out)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(channel.send, _note(0))
+        await trio.testing.wait_all_tasks_blocked()
+        withdrawn = trio.CancelScope()
+
+        async def cancelled_sender() -> None:
+            with withdrawn:
+                await channel.send(_note(1))
+
+        nursery.start_soon(cancelled_sender)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(channel.send, _note(2))
+        await trio.testing.wait_all_tasks_blocked()
+        withdrawn.cancel()
+        await trio.testing.wait_all_tasks_blocked()
+        out.open.set()
+    assert sorted(_numbers(out.writes)) == [0, 2]
+
+
+async def test_cancelling_the_writer_mid_write_keeps_every_line_whole() -> None:
+    # The task holding the lock is writing its own line and those queued with it; its
+    # cancellation must neither cut the write short (half a line on the stream) nor
+    # drop the lines it carries.
+    out = GatedSendStream()
+    channel = _channel(out)
+    out.shut()
+    async with trio.open_nursery() as outer:
+        senders: trio.Nursery = await outer.start(_nursery_of_senders)
+        senders.start_soon(channel.send, _note(0))
+        await trio.testing.wait_all_tasks_blocked()
+        for n in (1, 2, 3):
+            senders.start_soon(channel.send, _note(n))
+        await trio.testing.wait_all_tasks_blocked()
+        out.open.set()  # the first write completes; the next holder takes 1, 2 and 3
+        out.shut()
+        await trio.testing.wait_all_tasks_blocked()
+        assert out.writing == 1
+        senders.cancel_scope.cancel()  # every sender, the writer of 1-3 among them
+        await trio.testing.wait_all_tasks_blocked()
+        assert out.writing == 1  # still writing: shielded
+        out.open.set()
+    assert len(out.writes) == 2
+    assert _numbers(out.writes[:1]) == [0]
+    assert sorted(_numbers(out.writes[1:])) == [1, 2, 3]  # in Trio's start order
+    await channel.send(_note(4))  # the channel still works
+    assert _numbers(out.writes[2:]) == [4]
+
+
+async def test_a_peer_that_stops_reading_breaks_the_channel_after_send_timeout(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    out = GatedSendStream()
+    out.shut()
+    channel = _channel(out, send_timeout=5)
+    failures: list[str] = []
+
+    async def send(n: int) -> None:
+        try:
+            await channel.send(_note(n))
+        except trio.BrokenResourceError as exc:
+            failures.append(str(exc))
+
+    start = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        for n in range(3):
+            nursery.start_soon(send, n)
+    assert trio.current_time() - start == pytest.approx(5)
+    assert failures == ["a write took over 5 s: the peer stopped reading"] * 3
+    with pytest.raises(trio.BrokenResourceError, match="stopped reading"):
+        await channel.send(_note(3))
+    with pytest.raises(trio.BrokenResourceError, match="stopped reading"):
+        await channel.receive()
+    assert out.writes == []
