@@ -14,7 +14,7 @@ from trimcp import (
     ToolContext,
     open_client,
 )
-from trimcp.dispatch import CallNext, Middleware, Middlewares
+from trimcp.dispatch import CallNext, Middleware, Middlewares, MiddlewareStack
 from trimcp.nursery import HandlerContext
 from trimcp.wire import ErrorResponse, Message, Notification, Request, Response
 
@@ -246,3 +246,42 @@ async def test_a_client_send_middleware_can_add_meta_to_every_request() -> None:
     async with open_client(server.in_memory(), middlewares=client_mw, era="handshake") as client:
         await client.call_tool("meta")
     assert seen_meta == [{"trace": "t-1"}]
+
+
+async def test_a_message_held_in_the_stack_keeps_one_frame_per_middleware() -> None:
+    # A sender queued on the transport (a thousand at once in a burst) keeps its
+    # middleware frames alive: one each, plus the terminal's; no per-layer glue.
+    stack = MiddlewareStack("client_send")
+    log: list[str] = []
+    for label in ("outer", "middle", "inner"):
+        stack.add(recorder(log, label))
+    gate = trio.Event()
+    seen: list[tuple[Message, object]] = []
+
+    async def terminal(message: Message, related: object) -> None:
+        seen.append((message, related))
+        await gate.wait()
+
+    chain = stack.compose(terminal)
+    note = Notification(method="notifications/message", params={})
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(chain, note, 7)
+        await trio.testing.wait_all_tasks_blocked()
+        [task] = nursery.child_tasks
+        frames = []
+        awaited: Any = task.coro
+        while awaited is not None and hasattr(awaited, "cr_frame"):
+            frames.append(awaited.cr_frame.f_code.co_name)
+            awaited = awaited.cr_await
+        # (Trio's own frames below the gate's wait are its business.)
+        assert frames[:5] == ["middleware", "middleware", "middleware", "terminal", "wait"]
+        gate.set()
+    assert seen == [(note, 7)]
+    assert log == [
+        "outer in: notification notifications/message",
+        "middle in: notification notifications/message",
+        "inner in: notification notifications/message",
+        "inner out: notification notifications/message",
+        "middle out: notification notifications/message",
+        "outer out: notification notifications/message",
+    ]

@@ -50,7 +50,7 @@ from trimcp.protocol import (
     supports,
 )
 from trimcp.transports import ClientTransport
-from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
+from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, Message
 
 from ._capabilities import fit_client_capabilities
 from ._elicitation import Elicitation, install_elicitation
@@ -372,9 +372,12 @@ async def open_client(
     )
     era_state = EraState(info, capabilities)
     listeners = Listeners()
-    stack = client_middlewares(
-        middlewares, send=[era_state.stamp, listeners.bind], recv=[listeners.route]
-    )
+    stack = client_middlewares(middlewares, recv=[listeners.route])
+
+    def prepare(message: Message) -> Message:
+        listeners.bind(message)
+        return era_state.stamp(message)
+
     with unwrap_single():
         async with (
             transport.connect() as channel,
@@ -383,6 +386,7 @@ async def open_client(
                 role=Role.CLIENT,
                 registry=registry,
                 middlewares=stack,
+                prepare=prepare,
                 limits=limits,
                 state=SessionState(client_info=info, client_capabilities=capabilities),
             ) as session,

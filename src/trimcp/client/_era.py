@@ -20,7 +20,7 @@
 The result is cached for the life of the client (the connection is the server process
 on stdio, the origin on HTTP), as the spec recommends.
 
-In the stateless era, :class:`EraState` is a client-send middleware: it stamps every
+In the stateless era, :class:`EraState` stamps every outgoing
 request's ``params._meta`` with ``io.modelcontextprotocol/protocolVersion``,
 ``clientCapabilities`` (the handlers given to ``open_client``, in the 2026-07-28 shape),
 ``clientInfo`` and, once :meth:`~trimcp.Client.set_logging_level` was called,
@@ -36,7 +36,7 @@ from typing import Any, Final, Literal, final
 import attrs
 
 from trimcp.binding import structure, unstructure
-from trimcp.dispatch import CallNext, ConnectionClosedError, McpError, Middleware, Middlewares
+from trimcp.dispatch import ConnectionClosedError, McpError, Middleware, Middlewares
 from trimcp.nursery import Session
 from trimcp.protocol import (
     CLIENT_CAPABILITIES_META,
@@ -121,16 +121,17 @@ class EraState:
             meta[LOG_LEVEL_META] = self.log_level
         return meta
 
-    async def stamp(self, message: Message, call_next: CallNext) -> None:
-        """Client-send middleware: stamp stateless-era requests (see the module doc)."""
+    def stamp(self, message: Message) -> Message:
+        """``message`` as it goes out: stamped if it is a stateless-era request (see the
+        module doc). Run before the client-send middleware, as their outermost step."""
         if self.version is not None and isinstance(message, Request):
             params = dict(message.params or {})
             existing = params.get("_meta")
             # What the caller put in this request's _meta wins: per-request capabilities
             # (an extension declared for one call, say) are the era's design.
             params["_meta"] = {**self.meta(), **(existing if isinstance(existing, dict) else {})}
-            message = Request(id=message.id, method=message.method, params=params)
-        await call_next(message)
+            return Request(id=message.id, method=message.method, params=params)
+        return message
 
     def accept_tools(self, session: Session, result: ListToolsResult) -> ListToolsResult:
         """Leave out tools whose ``x-mcp-header`` annotations are invalid (HTTP only).
@@ -153,14 +154,10 @@ class EraState:
         return attrs.evolve(result, tools=kept)
 
 
-def client_middlewares(
-    user: Middlewares | None, send: Sequence[Middleware], recv: Sequence[Middleware]
-) -> Middlewares:
-    """A fresh :class:`Middlewares`: the client's own ``send``/``recv`` middleware
-    outermost, then the user's (whose object is left untouched, so it can be shared)."""
+def client_middlewares(user: Middlewares | None, recv: Sequence[Middleware]) -> Middlewares:
+    """A fresh :class:`Middlewares`: the client's own ``recv`` middleware outermost,
+    then the user's (whose object is left untouched, so it can be shared)."""
     out = Middlewares()
-    for middleware in send:
-        out.client_send.add(middleware)
     for middleware in recv:
         out.client_recv.add(middleware)
     if user is not None:

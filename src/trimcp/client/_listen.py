@@ -126,15 +126,14 @@ class Listeners:
     def __len__(self) -> int:
         return len(self._open)
 
-    async def bind(self, message: Message, call_next: CallNext) -> None:
-        """Client-send middleware: learn the id of a listen request as it goes out."""
+    def bind(self, message: Message) -> None:
+        """Learn the id of a listen request as it goes out (before the send middleware)."""
         sub = _BINDING.get()
         listen = isinstance(message, Request) and message.method == "subscriptions/listen"
         if sub is not None and sub.id is None and listen:
             assert isinstance(message, Request)
             sub.id = message.id
             self._open[message.id] = sub
-        await call_next(message)
 
     async def route(self, message: Message, call_next: CallNext) -> None:
         """Client-receive middleware: hand tagged notifications to their subscription."""

@@ -6,8 +6,8 @@ from ._context import HandlerContext as HandlerContext
 from ._context import detach_for_background as detach_for_background
 from ._errors import unwrap_single as unwrap_single
 from ._limits import SessionLimits as SessionLimits
+from ._open import open_session as open_session
 from ._session import Session as Session
-from ._session import open_session as open_session
 from ._state import Role as Role
 from ._state import SessionState as SessionState
 

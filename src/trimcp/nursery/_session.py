@@ -36,8 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, final
 
 import trio
@@ -70,11 +69,10 @@ from trimcp.wire import (
 
 from ._channel import MessageChannel
 from ._context import BackgroundContext, HandlerContext
-from ._errors import unwrap_single
 from ._limits import SessionLimits
 from ._state import Role, SessionState
 
-__all__ = ["InFlight", "Session", "open_session"]
+__all__ = ["InFlight", "Session"]
 
 logger = logging.getLogger("trimcp.session")
 
@@ -118,6 +116,7 @@ class Session:
         middlewares: Middlewares,
         limits: SessionLimits,
         state: SessionState,
+        prepare: Callable[[Message], Message] | None = None,
     ) -> None:
         self.channel = channel
         self.role = role
@@ -143,7 +142,15 @@ class Session:
             if role is Role.CLIENT
             else (middlewares.server_send, middlewares.server_recv)
         )
-        self._send_chain = send_stack.compose(self._write)
+        chain = send_stack.compose(self._write)
+        if prepare is None:
+            self._send_chain = chain
+        else:
+
+            def prepared(message: Message, related: RequestId | None) -> Awaitable[None]:
+                return chain(prepare(message), related)
+
+            self._send_chain = prepared
         self._recv_chain = recv_stack.compose(self._dispatch)
 
     # ------------------------------------------------------------------ introspection
@@ -181,8 +188,10 @@ class Session:
         await self._closed.wait()
 
     # ------------------------------------------------------------------ sending
-    async def _write(self, message: Message, related: RequestId | None) -> None:
-        await self.channel.send(message, related=related)
+    def _write(self, message: Message, related: RequestId | None) -> Awaitable[None]:
+        # A plain function handing back the channel's awaitable: one frame fewer held
+        # by every sender waiting on the transport.
+        return self.channel.send(message, related=related)
 
     async def send_message(self, message: Message, *, related: RequestId | None = None) -> None:
         """Send one message through the send middleware (raw escape hatch)."""
@@ -539,46 +548,3 @@ class Session:
         """
         self._end(ConnectionClosedError("the session was closed"), local=True)
         self._nursery.cancel_scope.cancel()
-
-
-@asynccontextmanager
-async def open_session(
-    channel: MessageChannel,
-    *,
-    role: Role,
-    registry: Registry,
-    middlewares: Middlewares | None = None,
-    limits: SessionLimits | None = None,
-    state: SessionState | None = None,
-) -> AsyncIterator[Session]:
-    """Run a session over ``channel`` for the duration of the ``async with`` block.
-
-    Leaving the block closes the session: handlers and detached work are cancelled,
-    waiting callers fail with :class:`ConnectionClosedError`, the channel is closed and
-    no task is left behind. A single exception from the block or a task is raised as
-    itself, not wrapped in an :class:`ExceptionGroup`.
-    """
-    with unwrap_single():
-        try:
-            async with trio.open_nursery() as nursery:
-                session = Session(
-                    channel,
-                    nursery,
-                    role=role,
-                    registry=registry,
-                    middlewares=middlewares or Middlewares(),
-                    limits=limits or SessionLimits(),
-                    state=state or SessionState(),
-                )
-                nursery.start_soon(session._reader)
-                nursery.start_soon(session._admit)
-                try:
-                    yield session
-                finally:
-                    session._end(ConnectionClosedError("the session was closed"), local=True)
-                    nursery.cancel_scope.cancel()
-        finally:
-            # Closed only once every task has finished, so that the shielded,
-            # time-bounded notifications/cancelled of abandoned calls can still go out.
-            with trio.CancelScope(shield=True):
-                await channel.aclose()
