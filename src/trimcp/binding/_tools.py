@@ -104,11 +104,16 @@ class ToolBinding:
         args = tuple(kwargs.pop(name, default) for name, default in self._positional)
         return args, kwargs
 
-    async def invoke(self, ctx: object, arguments: Mapping[str, Any] | None) -> Any:
-        """Structure *arguments*, then await the function (passing *ctx* if it wants it).
+    def invoke(self, ctx: object, arguments: Mapping[str, Any] | None) -> Awaitable[Any]:
+        """Structure *arguments*, then call the function (passing *ctx* if it wants it)
+        and return what it returns, for the caller to await.
+
+        A plain function, not a coroutine: a handler that runs for long (parked, say)
+        keeps no frame of the binding alive.
 
         Raises:
-            ArgumentsError: *arguments* do not fit the parameters (the function is not run).
+            ArgumentsError: *arguments* do not fit the parameters (raised by the call
+              itself; the function is not run).
         """
         args, kwargs = self.structure_arguments(arguments)
         if self._context_param is not None:
@@ -117,7 +122,7 @@ class ToolBinding:
             else:
                 i = self._context_index
                 args = (*args[:i], ctx, *args[i:])
-        return await self.fn(*args, **kwargs)
+        return self.fn(*args, **kwargs)
 
     def result_to_wire(self, value: Any) -> dict[str, Any]:
         """The ``CallToolResult`` JSON object for a return *value* (see ``_results``)."""

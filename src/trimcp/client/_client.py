@@ -101,7 +101,7 @@ class Client(ResourceCalls, ListenCalls, RootsCalls):
         self.session = session
         self.era = era or EraState(Implementation(name="", version=""), ClientCapabilities())
         self._listeners = listeners or Listeners()
-        self._rounds = InputRounds(session, max_input_rounds)
+        self._rounds = InputRounds(session, max_input_rounds, stateless=self.era.stateless)
         if self.era.stateless and hasattr(session.channel, "tool_headers"):
             self._rounds.refresh = self.list_all_tools
         #: The roots this client serves (``None``: it declared no ``roots``).

@@ -89,25 +89,49 @@ def _input_requests(raw: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]
 class InputRounds:
     """Sends MRTR-capable requests and answers their input rounds (see the module doc)."""
 
-    def __init__(self, session: Session, max_rounds: int = DEFAULT_MAX_INPUT_ROUNDS) -> None:
+    def __init__(
+        self,
+        session: Session,
+        max_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        *,
+        stateless: bool = True,
+    ) -> None:
         if max_rounds < 0:
             raise ValueError("max_rounds must be at least 0")
         self.session = session
+        #: The session speaks the stateless era (input rounds are possible).
+        self.stateless = stateless
         self.max_rounds = max_rounds
         #: Called once when a ``tools/call`` gets ``-32020`` (HeaderMismatch), before the
         #: one retry: the client re-reads ``tools/list`` so that its ``Mcp-Param-*``
         #: headers follow the tool's current schema, as the spec recommends.
         self.refresh: Callable[[], Awaitable[object]] | None = None
 
-    async def request(
+    def request(
         self,
         method: str,
         params: dict[str, Any] | None = None,
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+    ) -> Awaitable[dict[str, Any]]:
+        """Send ``method``; its complete result after any input rounds, to await.
+
+        Input rounds and the header-mismatch retry belong to the stateless era; in the
+        handshake era this is the session's own request, so a waiting call keeps no
+        frame of this layer alive.
+        """
+        if not self.stateless:
+            return self.session.request(method, params, timeout=timeout, on_progress=on_progress)
+        return self._rounds(method, params, timeout, on_progress)
+
+    async def _rounds(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+        on_progress: ProgressCallback | None,
     ) -> dict[str, Any]:
-        """Send ``method``; return its complete result after any input rounds."""
         original = {k: v for k, v in (params or {}).items() if k not in _RETRY_KEYS}
         current = original
         rounds = 0

@@ -147,7 +147,9 @@ class EraFront:
     def wrap(self, method: str, handler: Handler, params_type: type[Any] | None) -> Handler:
         """The route for ``method``: era decision, checks, params structuring, result."""
 
-        async def run(ctx: HandlerContext, params: Any) -> Any:
+        # A plain function handing back the handler's awaitable (or the stateless
+        # path's): a long-running request keeps no frame of this layer alive.
+        def run(ctx: HandlerContext, params: Any) -> Awaitable[Any]:
             if not self.is_stateless(ctx, method):
                 if method in STATELESS_ONLY:  # unknown to a handshake-era-only server
                     raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -155,8 +157,8 @@ class EraFront:
                 if params_type is not None:
                     params = structure(params or {}, params_type)
                     ctx.params = params
-                return await handler(ctx, params)
-            return await self._stateless(ctx, method, handler, params_type, params)
+                return handler(ctx, params)
+            return self._stateless(ctx, method, handler, params_type, params)
 
         return run
 
