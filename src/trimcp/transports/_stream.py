@@ -5,13 +5,11 @@ decode is answered here with the error the wire layer attached (``-32700``,
 ``-32600`` ...) and reading goes on; a fatal framing error (a line over the limit) is
 answered, then the channel breaks, because the stream cannot be resynchronised.
 
-Writes are serialised so that lines never interleave, and coalesced: a sender queues
-its encoded line, and whoever holds the write lock writes every line queued by then in
-one ``send_all`` (a sender whose line went out with an earlier batch returns at once).
-A burst of answers, or the ``notifications/cancelled`` of a thousand abandoned calls,
-costs one write where it cost one each (and each write to a pipe wakes the peer
-process). Nothing waits to fill a batch: a batch is what queued while the previous
-write was going out, so a lone message is written at once.
+Writes are serialised so that lines never interleave, and coalesced: whoever holds the
+write lock writes every line queued by then in one ``send_all``
+(:mod:`trimcp.transports._batch`), so a burst of answers, or the
+``notifications/cancelled`` of a thousand abandoned calls, costs one write where it
+cost one each.
 
 A batch carries other senders' lines, so its write is shielded from the cancellation
 of the task that happens to hold the lock (a write cut short would leave half a line on
@@ -40,6 +38,8 @@ from trimcp.wire import (
     RemoteProtocolError,
     RequestId,
 )
+
+from ._batch import WriteBatcher
 
 __all__ = ["DEFAULT_RECEIVE_SIZE", "DEFAULT_SEND_TIMEOUT", "StreamChannel"]
 
@@ -76,11 +76,7 @@ class StreamChannel:
         self._connection = Connection(max_line=max_line)
         self._receive_size = receive_size
         self._send_timeout = send_timeout
-        self._lock = trio.StrictFIFOLock()
-        #: Lines queued and not yet written, by sequence number (bounded by the senders
-        #: waiting: each queues one line).
-        self._unsent: dict[int, bytes] = {}
-        self._seq = 0
+        self._batcher = WriteBatcher(self._write, self._check_output)
         #: Why the output can no longer be written (a batch failed), or None.
         self._output_failure: str | None = None
         self._broken = False
@@ -89,23 +85,7 @@ class StreamChannel:
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
         self._check_output()
-        data = self._connection.send(message)
-        self._seq += 1
-        mine = self._seq
-        self._unsent[mine] = data
-        try:
-            async with self._lock:
-                await trio.lowlevel.checkpoint_if_cancelled()
-                self._check_output()  # an earlier batch failed, perhaps with this line
-                if mine not in self._unsent:
-                    return  # it went out with an earlier batch
-                unsent = self._unsent
-                batch = data if len(unsent) == 1 else b"".join(unsent.values())
-                unsent.clear()
-                await self._write(batch)
-        except trio.Cancelled:
-            self._unsent.pop(mine, None)
-            raise
+        await self._batcher.submit(self._connection.send(message))
 
     def _check_output(self) -> None:
         if self._output_failure is not None:

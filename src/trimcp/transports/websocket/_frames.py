@@ -28,6 +28,7 @@ from wsproto.events import (
 from wsproto.utilities import LocalProtocolError as WsLocalProtocolError
 from wsproto.utilities import RemoteProtocolError as WsRemoteProtocolError
 
+from .._batch import WriteBatcher
 from ._limits import WebSocketLimits
 
 __all__ = [
@@ -90,10 +91,7 @@ class WsprotoMessages:
         self._ws = ws
         self._limits = limits
         self._pending: deque[Event] = pending if pending is not None else deque()
-        self._lock = trio.StrictFIFOLock()
-        #: Frames made but not yet written, by sequence number (see :meth:`_write`).
-        self._unsent: dict[int, bytes] = {}
-        self._frames = 0
+        self._batcher = WriteBatcher(self._write_batch, self._check_broken)
         self._broken = False
         self._parts: list[str | bytes] = []
         self._size = 0
@@ -102,42 +100,30 @@ class WsprotoMessages:
         self._pings = 0
 
     async def _write(self, event: Event) -> None:
-        """Send ``event``'s frame; one socket write carries every frame queued by then.
+        """Send ``event``'s frame; one socket write carries every frame queued by then
+        (see :mod:`trimcp.transports._batch`).
 
-        Frames are made in call order and queued; whoever then holds the write lock
-        sends all queued frames at once, so a burst of answers costs one ``send``, not
-        one each (a syscall per message was a third of a busy server's time). A writer
-        whose frame went out with an earlier batch returns at once. A writer cancelled
-        before its frame went out withdraws it. A batch whose write fails or is
-        interrupted may be partly sent: the byte stream can no longer be trusted, so
-        the connection is dropped and its other writers fail too.
+        A batch whose write fails or is interrupted may be partly sent: the byte stream
+        can no longer be trusted, so the connection is dropped and its other writers
+        fail too.
         """
-        if self._broken:
-            raise trio.BrokenResourceError("the WebSocket connection broke")
+        self._check_broken()
         try:
             frame = self._ws.send(event)
         except WsLocalProtocolError as exc:  # the connection is closing or closed
             raise trio.ClosedResourceError(str(exc)) from None
-        self._frames += 1
-        mine = self._frames
-        self._unsent[mine] = frame
+        await self._batcher.submit(frame)
+
+    def _check_broken(self) -> None:
+        if self._broken:
+            raise trio.BrokenResourceError("the WebSocket connection broke")
+
+    async def _write_batch(self, batch: bytes) -> None:
         try:
-            async with self._lock:
-                await trio.lowlevel.checkpoint_if_cancelled()
-                if self._broken:  # an earlier batch failed (perhaps with this frame in it)
-                    raise trio.BrokenResourceError("the WebSocket connection broke")
-                if mine not in self._unsent:
-                    return  # it went out with an earlier batch
-                batch = b"".join(self._unsent.values())
-                self._unsent.clear()
-                try:
-                    await self._stream.send_all(batch)
-                except BaseException:
-                    self._broken = True
-                    await self._release()
-                    raise
-        except trio.Cancelled:
-            self._unsent.pop(mine, None)
+            await self._stream.send_all(batch)
+        except BaseException:
+            self._broken = True
+            await self._release()
             raise
 
     async def send_text(self, text: str) -> None:
