@@ -231,3 +231,36 @@ async def test_pool_bound_makes_sends_wait(clock: trio.testing.MockClock) -> Non
     times = [r.time for r in server.of("POST", "tools/call")]
     assert [round(b - a) for a, b in itertools.pairwise(times)] == [3, 3]
     assert {r.connection for r in server.requests} == {1}
+
+
+async def test_a_call_cancelled_before_its_post_is_written_is_never_sent(
+    clock: trio.testing.MockClock,
+) -> None:
+    async def call(request: FakeRequest, ex: Exchange) -> None:
+        await trio.sleep(3)
+        await ex.json(result(request, {"content": []}))
+
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app({"tools/call": call}))
+        transport = StreamableHttp(url=server.url, listen=False, max_connections=1)
+        first: list[trimcp.CallToolResult] = []
+        with trio.fail_after(WAIT):
+            async with (
+                trimcp.open_client(transport, era="handshake") as client,
+                trio.open_nursery() as calls,
+            ):
+
+                async def first_call() -> None:
+                    first.append(await client.call_tool("first"))
+
+                calls.start_soon(first_call)
+                await trio.sleep(1)  # "first" holds the only connection
+                with trio.move_on_after(1) as waited:
+                    await client.call_tool("second")  # waits for a connection, given up
+                assert waited.cancelled_caught
+                assert client.session.pending == 1
+        nursery.cancel_scope.cancel()
+    assert [r.message["params"]["name"] for r in server.of("POST", "tools/call")] == ["first"]
+    assert server.of("POST", "notifications/cancelled") == []
+    assert len(first) == 1
+    assert not first[0].is_error

@@ -395,6 +395,9 @@ class Server(ResourceRoutes):
             self._sessions.add(session)
             try:
                 task_status.started(session)
+                # A started task status still holds the temporary nursery trio.start
+                # made (a cancel scope and its sets): let it go for the session's life.
+                del task_status
                 await session.wait_closed()
             finally:
                 self._sessions.discard(session)

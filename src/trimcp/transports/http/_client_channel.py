@@ -115,20 +115,64 @@ class _Bounce(enum.Enum):
     BOUNCED = "bounced"
 
 
+class _GivenUp(trio.ClosedResourceError):
+    """The POST task ended (cancelled) before its message was written."""
+
+
 @final
 class _Started:
-    """``task_status.started()``, at most once, remembering whether it happened."""
+    """Tells ``send`` that its POST was written, or why it could not be.
 
-    __slots__ = ("_status", "done")
+    What ``nursery.start`` does, without the temporary nursery it makes per POST (a
+    cancel scope and its sets, ~4 KiB: most of a burst's peak memory, kept alive by
+    the task status for as long as the call was parked). Like ``start``, a caller
+    cancelled while it waits cancels the POST (``abandon``) and waits for it to stop;
+    an error that stopped the POST wins over that cancellation, and a message written
+    meanwhile counts as sent (the cancellation arrives at the caller's next checkpoint).
+    """
 
-    def __init__(self, status: trio.TaskStatus[None]) -> None:
-        self._status = status
+    __slots__ = ("_waiter", "abandon", "abandoned", "done", "error")
+
+    def __init__(self, abandon: Callable[[], object]) -> None:
+        self._waiter: trio.lowlevel.Task | None = None
+        self.abandon = abandon
+        self.abandoned = False
         self.done = False
+        self.error: BaseException | None = None
 
     def started(self) -> None:
-        if not self.done:
-            self.done = True
-            self._status.started()
+        self._finish(None)
+
+    def failed(self, error: BaseException) -> None:
+        self._finish(error)
+
+    def _finish(self, error: BaseException | None) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.error = error
+        if self._waiter is not None:
+            trio.lowlevel.reschedule(self._waiter)
+            self._waiter = None
+
+    async def wait(self) -> None:
+        """Return once written; raise what stopped the POST first."""
+        if self.done:
+            await trio.lowlevel.checkpoint()
+        else:
+            self._waiter = trio.lowlevel.current_task()
+
+            def abort(_: object) -> trio.lowlevel.Abort:
+                # Keep waiting: the POST stops soon and says how it ended.
+                self.abandoned = True
+                self.abandon()
+                return trio.lowlevel.Abort.FAILED
+
+            await trio.lowlevel.wait_task_rescheduled(abort)
+        if self.error is not None:
+            if self.abandoned and isinstance(self.error, _GivenUp):
+                await trio.lowlevel.checkpoint()  # the caller's own cancellation
+            raise self.error
 
 
 @final
@@ -215,7 +259,10 @@ class HttpClientChannel:
             # the notifications would otherwise wait for connections that free up
             # only after them, until the bounded cancel send gives up.
             call.scope.cancel()
-        await self._nursery.start(self._post, message)
+        fresh = _Call(stateless=modern_headers(message) is not None)
+        status = _Started(fresh.scope.cancel)
+        self._nursery.start_soon(self._post, message, fresh, status)
+        await status.wait()
 
     def _opens_listen(self, message: Message) -> bool:
         version = self.protocol_version
@@ -345,15 +392,12 @@ class HttpClientChannel:
         out.extend(await extra_headers(self.config.headers, info))
         return out
 
-    async def _post(
-        self, message: Message, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
-    ) -> None:
-        """POST ``message``; ``started`` once written; then read (and resume) its answer."""
+    async def _post(self, message: Message, call: _Call, status: _Started) -> None:
+        """POST ``message``; ``status`` hears once it is written (or why not); then
+        read (and resume) its answer."""
         request_id = message.id if isinstance(message, Request) else None
-        call = _Call(stateless=modern_headers(message) is not None)
         if request_id is not None:
             self._outstanding[request_id] = call
-        status = _Started(task_status)
         try:
             with call.scope:
                 await self._exchange(message, status, call)
@@ -361,13 +405,16 @@ class HttpClientChannel:
                 self.listen_opened()  # notifications/initialized refused: no GET stream
         except Exception as exc:
             if not status.done:
-                raise
+                status.failed(exc)
+                return
             if not isinstance(exc, trio.ClosedResourceError | trio.BrokenResourceError):
                 logger.exception("reading the answer to a POST failed")
                 self.break_channel(f"unexpected error reading the server's answer: {exc!r}")
         finally:
-            if not status.done and request_id is not None:
-                self._outstanding.pop(request_id, None)
+            if not status.done:
+                if request_id is not None:
+                    self._outstanding.pop(request_id, None)
+                status.failed(_GivenUp("the POST was given up before it was sent"))
 
     async def _exchange(self, message: Message, status: _Started, call: _Call) -> None:
         request_id = message.id if isinstance(message, Request) else None
