@@ -15,6 +15,7 @@ connection, and the request may be retried once on a fresh one.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import ssl
 from collections.abc import AsyncIterator, Sequence
@@ -34,6 +35,7 @@ __all__ = [
     "ResponseTooLarge",
     "content_type",
     "header",
+    "open_tcp",
     "parse_url",
 ]
 
@@ -101,6 +103,28 @@ def header(response: h11.Response, name: bytes) -> str | None:
 def content_type(response: h11.Response) -> str:
     value = header(response, b"content-type") or ""
     return value.split(";", 1)[0].strip().lower()
+
+
+async def open_tcp(host: str, port: int) -> trio.SocketStream:
+    """A TCP stream to ``host:port``.
+
+    An IP literal (a local server, the common case) is connected directly:
+    :func:`trio.open_tcp_stream`'s happy eyeballs (a nursery and a task per attempt,
+    about 3 KiB while a connection is being made, times every connection of a burst)
+    only helps a name that resolves to several addresses.
+    """
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return await trio.open_tcp_stream(host, port)
+    family = trio.socket.AF_INET6 if address.version == 6 else trio.socket.AF_INET
+    sock = trio.socket.socket(family, trio.socket.SOCK_STREAM)
+    try:
+        await sock.connect((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return trio.SocketStream(sock)
 
 
 @final
@@ -242,7 +266,7 @@ class ConnectionPool:
         origin = self.origin
         with trio.move_on_after(self._connect_timeout) as scope:
             try:
-                stream: trio.abc.Stream = await trio.open_tcp_stream(origin.host, origin.port)
+                stream: trio.abc.Stream = await open_tcp(origin.host, origin.port)
             except OSError as exc:
                 raise HttpTransportError(
                     f"cannot connect to {origin.authority}: {exc.strerror or exc}"
