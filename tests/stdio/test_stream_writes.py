@@ -168,3 +168,37 @@ async def test_a_peer_that_stops_reading_breaks_the_channel_after_send_timeout(
     with pytest.raises(trio.BrokenResourceError, match="stopped reading"):
         await channel.receive()
     assert out.writes == []
+
+
+async def test_a_sender_cancelled_after_its_line_was_taken_returns_normally() -> None:
+    # Its line is in a batch another sender is writing: the send went ahead, and must
+    # not raise Cancelled (a request would look unsent and never get its cancellation).
+    out = GatedSendStream()
+    out.shut()
+    channel = _channel(out)
+    outcome: list[str] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(channel.send, _note(0))
+        await trio.testing.wait_all_tasks_blocked()
+        taken = trio.CancelScope()
+
+        async def sender() -> None:
+            with taken:
+                await channel.send(_note(2))
+                outcome.append("returned")
+            outcome.append("cancelled" if taken.cancelled_caught else "not cancelled")
+
+        nursery.start_soon(channel.send, _note(1))
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(sender)  # queued behind the sender of line 1
+        await trio.testing.wait_all_tasks_blocked()
+        out.open.set()  # line 0 written; the sender of line 1 takes lines 1 and 2
+        out.shut()
+        await trio.testing.wait_all_tasks_blocked()
+        assert out.writing == 1
+        taken.cancel()  # the sender of line 2 waits for the lock, its line on its way
+        await trio.testing.wait_all_tasks_blocked()
+        out.open.set()
+    assert outcome == ["returned", "not cancelled"]
+    assert sorted(_numbers(out.writes)) == [0, 1, 2]
+    assert len(out.writes) == 2

@@ -7,7 +7,8 @@ sender whose bytes went out with an earlier batch returns at once; a sender canc
 before its bytes were taken withdraws them. Nothing waits to fill a batch: a batch is
 what queued while the previous write was going out, so a lone message is written at
 once (a version that yielded under the lock to gather more made bursts travel as
-convoys).
+convoys). A sender cancelled after its bytes were taken returns normally: they are on
+their way, and a caller told otherwise would act as if they were never sent.
 
 Why: a write per message was a third of a busy server's time, and each write to a pipe
 or socket wakes the peer; a burst of answers, or the ``notifications/cancelled`` of a
@@ -62,5 +63,10 @@ class WriteBatcher:
                 unsent.clear()
                 await self._write(batch)
         except trio.Cancelled:
-            self._unsent.pop(mine, None)
-            raise
+            if self._unsent.pop(mine, None) is not None:
+                raise  # withdrawn: never written
+            # Cancelled while waiting for the lock, after an earlier holder took these
+            # bytes into its batch: the send went ahead, so it must not look like it
+            # failed (a request would then never be followed by its cancellation).
+            # The caller meets its cancellation at its next checkpoint.
+            return
