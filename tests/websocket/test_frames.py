@@ -9,7 +9,7 @@ import trio.testing
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, Request, TextMessage
 
-from trimcp.transports.websocket import WebSocketLimits, WsprotoMessages
+from trimcp.transports.websocket import WebSocketChannel, WebSocketLimits, WsprotoMessages
 
 
 @pytest.fixture
@@ -184,3 +184,42 @@ async def test_a_failed_batch_fails_every_writer_in_it_and_drops_the_connection(
     assert sorted(failures) == ["b", "c", "first"]
     with pytest.raises((trio.BrokenResourceError, trio.ClosedResourceError)):
         await messages.send_text("after")
+
+
+async def test_whole_text_messages_already_read_are_taken_without_io() -> None:
+    # The session's reader drains a burst in one step: receive_nowait hands over what
+    # wsproto already parsed, and leaves fragments, pings and binary to receive.
+    messages, server, stream = await _pair(WebSocketLimits())
+    channel = WebSocketChannel(messages)
+    with pytest.raises(trio.WouldBlock):
+        channel.receive_nowait()  # nothing read yet
+    data = b"".join(
+        server.send(TextMessage(data=f'{{"jsonrpc":"2.0","method":"n","params":{{"i":{i}}}}}'))
+        for i in range(3)
+    )
+    data += server.send(TextMessage(data="not json"))
+    data += server.send(TextMessage(data='{"jsonrpc":"2.0","method":"n","params":{"i":3}}'))
+    data += server.send(Ping(payload=b"p"))
+    data += server.send(TextMessage(data='{"jsonrpc":"2.0","method":"n",', message_finished=False))
+    data += server.send(TextMessage(data='"params":{"i":4}}'))
+    await stream.send_all(data)
+    first = await channel.receive()  # reads the whole burst from the stream
+    burst = [first]
+    while True:
+        try:
+            burst.append(channel.receive_nowait())
+        except trio.WouldBlock:
+            break
+    assert [m.params for m in burst] == [{"i": 0}, {"i": 1}, {"i": 2}]  # type: ignore[union-attr]
+    # The undecodable message is answered by receive, in order, then reading goes on.
+    fourth = await channel.receive()
+    assert fourth.params == {"i": 3}  # type: ignore[union-attr]
+    assert channel.rejected == 1
+    with pytest.raises(trio.WouldBlock):
+        channel.receive_nowait()  # a ping comes next: receive answers it
+    fifth = await channel.receive()  # the ping answered, the fragments joined
+    assert fifth.params == {"i": 4}  # type: ignore[union-attr]
+    events = await _events(server, stream)
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == ["TextMessage", "Pong"]  # the -32700 answer, then the pong
+    assert '"code":-32700' in events[0].data  # type: ignore[attr-defined]

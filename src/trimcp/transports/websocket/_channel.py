@@ -38,15 +38,46 @@ class WebSocketChannel:
         self._io = io
         self._allow_batch = False
         self._batch: deque[Message] = deque()
+        #: A message :meth:`receive_nowait` read that did not decode: answered by
+        #: :meth:`receive`, in order.
+        self._undecoded: RemoteProtocolError | None = None
         #: Messages that did not decode and were answered with an error.
         self.rejected = 0
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
         await self._io.send_text(encode(message).decode("utf-8"))
 
+    def receive_nowait(self) -> Message:
+        """A message already read, without a checkpoint (see
+        :class:`~trimcp.nursery.MessageChannel`); :class:`trio.WouldBlock` otherwise.
+
+        Only a whole text message that wsproto already parsed qualifies; one that does
+        not decode is kept for :meth:`receive`, which answers it.
+        """
+        if self._batch:
+            return self._batch.popleft()
+        if self._undecoded is not None:
+            raise trio.WouldBlock
+        receive_text = getattr(self._io, "receive_text_nowait", None)
+        if receive_text is None:
+            raise trio.WouldBlock
+        data: str = receive_text()
+        try:
+            decoded = decode(data, allow_batch=self._allow_batch)
+        except RemoteProtocolError as exc:
+            self._undecoded = exc
+            raise trio.WouldBlock from None
+        if isinstance(decoded, list):
+            self._batch.extend(decoded[1:])
+            return decoded[0]
+        return decoded
+
     async def receive(self) -> Message:
         if self._batch:
             return self._batch.popleft()
+        if self._undecoded is not None:
+            exc, self._undecoded = self._undecoded, None
+            await self._reject(exc)
         while True:
             try:
                 data = await self._io.receive()

@@ -147,6 +147,26 @@ class WsprotoMessages:
                 raise trio.BrokenResourceError(f"WebSocket protocol error: {exc}") from None
         return self._pending.popleft()
 
+    def receive_text_nowait(self) -> str:
+        """The next message if it is a whole text message already read, without I/O.
+
+        Raises :class:`trio.WouldBlock` for anything else (nothing read yet, a fragment,
+        a binary message, a ping, a close frame, a message over the size bound): those
+        are :meth:`receive`'s, which may have to write or close.
+        """
+        pending = self._pending
+        if self._closed or self._parts or not pending:
+            raise trio.WouldBlock
+        event = pending[0]
+        if (
+            type(event) is not TextMessage
+            or not event.message_finished
+            or len(event.data) > self._limits.max_message
+        ):
+            raise trio.WouldBlock
+        pending.popleft()
+        return event.data
+
     async def receive(self) -> str | bytes:
         while True:
             if self._closed:
