@@ -32,6 +32,11 @@ async def hold(request: FakeRequest, ex: Exchange) -> None:
         await trio.sleep(0.5)
 
 
+async def answer_in_3s(request: FakeRequest, ex: Exchange) -> None:
+    await trio.sleep(3)
+    await ex.json(result(request, {"content": []}))
+
+
 async def test_http_errors_fail_exactly_their_call(clock: trio.testing.MockClock) -> None:
     async def call(request: FakeRequest, ex: Exchange) -> None:
         name = request.message["params"]["name"]
@@ -213,12 +218,8 @@ async def test_cancelled_call_sends_cancel_and_drops_its_stream(
 
 
 async def test_pool_bound_makes_sends_wait(clock: trio.testing.MockClock) -> None:
-    async def call(request: FakeRequest, ex: Exchange) -> None:
-        await trio.sleep(3)
-        await ex.json(result(request, {"content": []}))
-
     async with trio.open_nursery() as nursery:
-        server = await start_server(nursery, mcp_app({"tools/call": call}))
+        server = await start_server(nursery, mcp_app({"tools/call": answer_in_3s}))
         transport = StreamableHttp(url=server.url, listen=False, max_connections=1)
         with trio.fail_after(WAIT):
             async with (
@@ -236,12 +237,8 @@ async def test_pool_bound_makes_sends_wait(clock: trio.testing.MockClock) -> Non
 async def test_a_call_cancelled_before_its_post_is_written_is_never_sent(
     clock: trio.testing.MockClock,
 ) -> None:
-    async def call(request: FakeRequest, ex: Exchange) -> None:
-        await trio.sleep(3)
-        await ex.json(result(request, {"content": []}))
-
     async with trio.open_nursery() as nursery:
-        server = await start_server(nursery, mcp_app({"tools/call": call}))
+        server = await start_server(nursery, mcp_app({"tools/call": answer_in_3s}))
         transport = StreamableHttp(url=server.url, listen=False, max_connections=1)
         first: list[trimcp.CallToolResult] = []
         with trio.fail_after(WAIT):

@@ -62,6 +62,17 @@ async def _nursery_of_senders(task_status: trio.TaskStatus[trio.Nursery]) -> Non
         await trio.sleep_forever()
 
 
+async def _line_0_in_the_pipe(nursery: trio.Nursery) -> tuple[GatedSendStream, StreamChannel]:
+    """A channel whose first write (line 0) is held in the pipe by a shut gate."""
+    out = GatedSendStream()
+    out.shut()
+    channel = _channel(out)
+    nursery.start_soon(channel.send, _note(0))
+    await trio.testing.wait_all_tasks_blocked()
+    assert out.writing == 1
+    return out, channel
+
+
 def _channel(out: GatedSendStream, **kwargs: float) -> StreamChannel:
     _, receive = trio.testing.memory_stream_pair()
     return StreamChannel(out, receive, **kwargs)  # type: ignore[arg-type]
@@ -76,13 +87,8 @@ async def test_a_lone_message_is_written_at_once() -> None:
 
 
 async def test_senders_queued_behind_a_write_go_out_in_one_batch() -> None:
-    out = GatedSendStream()
-    out.shut()
-    channel = _channel(out)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(channel.send, _note(0))
-        await trio.testing.wait_all_tasks_blocked()
-        assert out.writing == 1  # the first write is in the pipe
+        out, channel = await _line_0_in_the_pipe(nursery)
         for n in range(1, 201):
             nursery.start_soon(channel.send, _note(n))
         await trio.testing.wait_all_tasks_blocked()
@@ -92,12 +98,8 @@ async def test_senders_queued_behind_a_write_go_out_in_one_batch() -> None:
 
 
 async def test_a_sender_cancelled_while_queued_withdraws_its_line() -> None:
-    out = GatedSendStream()
-    out.shut()
-    channel = _channel(out)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(channel.send, _note(0))
-        await trio.testing.wait_all_tasks_blocked()
+        out, channel = await _line_0_in_the_pipe(nursery)
         withdrawn = trio.CancelScope()
 
         async def cancelled_sender() -> None:
@@ -173,13 +175,9 @@ async def test_a_peer_that_stops_reading_breaks_the_channel_after_send_timeout(
 async def test_a_sender_cancelled_after_its_line_was_taken_returns_normally() -> None:
     # Its line is in a batch another sender is writing: the send went ahead, and must
     # not raise Cancelled (a request would look unsent and never get its cancellation).
-    out = GatedSendStream()
-    out.shut()
-    channel = _channel(out)
     outcome: list[str] = []
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(channel.send, _note(0))
-        await trio.testing.wait_all_tasks_blocked()
+        out, channel = await _line_0_in_the_pipe(nursery)
         taken = trio.CancelScope()
 
         async def sender() -> None:
