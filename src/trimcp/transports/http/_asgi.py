@@ -200,13 +200,17 @@ class StreamableHttpApp:
         except ClientGone:
             logger.debug("client went away before its response")
 
-    async def _route(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+    def _route(
+        self, scope: Scope, receive: Receive, send: Send, headers: Headers
+    ) -> Awaitable[None]:
+        """Check the request and pick its handler; its awaitable, for ``_http`` to await
+        (a plain function: a parked request keeps no frame of it). Raises ``HttpError``.
+        """
         check_framing(headers, self.limits.max_header_bytes)
         if scope.get("path") != self.path:
             if self.legacy is None or not self.legacy.serves(scope.get("path")):
                 raise HttpError(404, "Not Found", code=SERVER_ERROR)
-            await self.legacy.handle(scope, receive, send, headers)
-            return
+            return self.legacy.handle(scope, receive, send, headers)
         check_host_and_origin(self.host_policy, dict(scope), headers)
         method = scope.get("method")
         if method != "POST" and headers.get("mcp-protocol-version") in STATELESS_VERSIONS:
@@ -215,21 +219,17 @@ class StreamableHttpApp:
                 405, "Method Not Allowed", code=SERVER_ERROR, headers=[(b"allow", b"POST")]
             )
         if method == "POST":
-            await self._post(receive, send, headers)
-        elif method == "GET" and self.standalone_get:
-            await self._get(receive, send, headers)
-        elif method == "DELETE" and not self.stateless:
-            await self._delete(send, headers)
-        else:
-            allow = "POST" if self.stateless else "GET, POST, DELETE"
-            if not self.standalone_get and not self.stateless:
-                allow = "POST, DELETE"
-            raise HttpError(
-                405,
-                "Method Not Allowed",
-                code=SERVER_ERROR,
-                headers=[(b"allow", allow.encode())],
-            )
+            return self._post(receive, send, headers)
+        if method == "GET" and self.standalone_get:
+            return self._get(receive, send, headers)
+        if method == "DELETE" and not self.stateless:
+            return self._delete(send, headers)
+        allow = "POST" if self.stateless else "GET, POST, DELETE"
+        if not self.standalone_get and not self.stateless:
+            allow = "POST, DELETE"
+        raise HttpError(
+            405, "Method Not Allowed", code=SERVER_ERROR, headers=[(b"allow", allow.encode())]
+        )
 
     # ------------------------------------------------------------------ sessions
     def _lookup(self, headers: Headers) -> HttpSessionChannel | None:
