@@ -93,7 +93,6 @@ class StreamChannel:
 
     async def _write(self, batch: bytes) -> None:
         """Write ``batch`` whole, shielded and bounded by ``send_timeout``."""
-        failure = f"a write took over {self._send_timeout:g} s: the peer stopped reading"
         try:
             with trio.CancelScope(
                 shield=True, deadline=trio.current_time() + self._send_timeout
@@ -109,6 +108,7 @@ class StreamChannel:
             await self._end_input()
             raise
         if scope.cancelled_caught:
+            failure = f"a write took over {self._send_timeout:g} s: the peer stopped reading"
             self._output_failure = failure
             await self._end_input()
             raise trio.BrokenResourceError(failure)
