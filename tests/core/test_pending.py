@@ -44,8 +44,12 @@ async def test_a_cancelled_waiter_leaves_the_call_answerable() -> None:
 async def test_only_one_task_may_wait() -> None:
     table = PendingTable()
     call = await table.allocate("ping")
+
+    async def first() -> None:
+        await call.wait()  # wait() binds the task that calls it
+
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(call.wait)
+        nursery.start_soon(first)
         await trio.testing.wait_all_tasks_blocked()
         with pytest.raises(RuntimeError, match="already waiting"):
             await call.wait()

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, final
 
+import outcome
 import trio
 
 from trimcp.wire import ErrorResponse, RequestId, Response
@@ -71,25 +72,35 @@ class PendingCall:
         self.error = error
         self._done = True
         if self._waiter is not None:
-            trio.lowlevel.reschedule(self._waiter)
+            # The waiter wakes with its answer: nothing to read back after the wait.
+            trio.lowlevel.reschedule(
+                self._waiter, outcome.Value(result) if error is None else outcome.Error(error)
+            )
             self._waiter = None
         return True
 
-    async def wait(self) -> dict[str, Any]:
+    def wait(self) -> Awaitable[dict[str, Any]]:
         """Wait for the answer; return the result or raise the error. One task waits
-        (the one that sent the request); a checkpoint either way."""
+        (the one that sent the request); a checkpoint either way.
+
+        A plain function returning the awaitable, so a parked request keeps no frame or
+        closure of its own here (only the bound ``_abort`` Trio holds). It binds the
+        task that *calls* it: await it at once, never pass it to ``start_soon``.
+        """
         if self._done:
-            await trio.lowlevel.checkpoint()
-        else:
-            if self._waiter is not None:
-                raise RuntimeError("another task is already waiting for this answer")
-            self._waiter = trio.lowlevel.current_task()
+            return self._answered()
+        if self._waiter is not None:
+            raise RuntimeError("another task is already waiting for this answer")
+        self._waiter = trio.lowlevel.current_task()
+        # The caller awaits it at once.
+        return trio.lowlevel.wait_task_rescheduled(self._abort)  # noqa: ASYNC105
 
-            def abort(_: object) -> trio.lowlevel.Abort:
-                self._waiter = None
-                return trio.lowlevel.Abort.SUCCEEDED
+    def _abort(self, _: object) -> trio.lowlevel.Abort:
+        self._waiter = None
+        return trio.lowlevel.Abort.SUCCEEDED
 
-            await trio.lowlevel.wait_task_rescheduled(abort)
+    async def _answered(self) -> dict[str, Any]:
+        await trio.lowlevel.checkpoint()
         if self.error is not None:
             raise self.error
         assert self.result is not None

@@ -3,6 +3,7 @@
 from ._channel import MessageChannel as MessageChannel
 from ._context import BackgroundContext as BackgroundContext
 from ._context import HandlerContext as HandlerContext
+from ._context import PendingOutput as PendingOutput
 from ._context import detach_for_background as detach_for_background
 from ._errors import unwrap_single as unwrap_single
 from ._limits import SessionLimits as SessionLimits
@@ -15,6 +16,7 @@ __all__ = [
     "BackgroundContext",
     "HandlerContext",
     "MessageChannel",
+    "PendingOutput",
     "Role",
     "Session",
     "SessionLimits",

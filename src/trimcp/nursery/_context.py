@@ -14,7 +14,7 @@ instead and can still send notifications until the session ends.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVarTuple
+from typing import TYPE_CHECKING, Any, Protocol, TypeVarTuple
 
 import trio
 
@@ -25,9 +25,16 @@ if TYPE_CHECKING:
     from ._session import Session
     from ._state import SessionState
 
-__all__ = ["BackgroundContext", "HandlerContext", "detach_for_background"]
+__all__ = ["BackgroundContext", "HandlerContext", "PendingOutput", "detach_for_background"]
 
 Ts = TypeVarTuple("Ts")
+
+
+class PendingOutput(Protocol):
+    """Messages a request queued that must go out before its response."""
+
+    async def finish(self) -> None:
+        """Send them (the request's scope still applies)."""
 
 
 class HandlerContext:
@@ -47,6 +54,11 @@ class HandlerContext:
         session's applies).
       extension: opaque per-request data of the layer above (the server keeps the
         stateless era's input-round bookkeeping here).
+      log_route: output the layer above queued for this request while it ran (the
+        server's forwarded log records), or ``None``: created on first use, so a request
+        that logs nothing pays nothing. When the handler returns or raises an
+        :class:`Exception`, the session awaits its ``finish()`` inside the request's
+        scope before the response, so that output precedes the answer.
     """
 
     __trimcp_context__ = True
@@ -56,6 +68,7 @@ class HandlerContext:
         "_last_progress",
         "cancel_scope",
         "extension",
+        "log_route",
         "meta",
         "method",
         "params",
@@ -83,6 +96,7 @@ class HandlerContext:
         self._last_progress: float | None = None
         self.state: SessionState | None = None
         self.extension: Any = None
+        self.log_route: PendingOutput | None = None
 
     @property
     def session(self) -> SessionState:

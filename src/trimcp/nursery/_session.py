@@ -74,6 +74,9 @@ from ._state import Role, SessionState
 
 __all__ = ["InFlight", "Session"]
 
+#: What a handler cut short by ``handler_timeout`` "returned".
+_TIMED_OUT: Final = object()
+
 logger = logging.getLogger("trimcp.session")
 
 CANCELLED = "notifications/cancelled"
@@ -404,9 +407,35 @@ class Session:
             entry.scope,
         )
         entry.ctx = ctx
+        # One frame for the whole request (no helper coroutine): a parked request's
+        # frames are most of what it costs, and each is unwound again on cancellation.
         try:
             with entry.scope:
-                reply = await self._call_handler(request, route, ctx)
+                try:
+                    if route.params_type is not None:
+                        ctx.params = structure(params or {}, route.params_type)
+                    if self.limits.handler_timeout is None:
+                        result = await route.handler(ctx, ctx.params)
+                    else:
+                        with trio.move_on_after(self.limits.handler_timeout) as deadline:
+                            result = await route.handler(ctx, ctx.params)
+                        if deadline.cancelled_caught:
+                            result = _TIMED_OUT
+                except Exception:
+                    if ctx.log_route is not None:
+                        await ctx.log_route.finish()  # the error response follows that output
+                    raise
+                if result is _TIMED_OUT:
+                    reply = ErrorResponse(
+                        id=request.id,
+                        error=ErrorObject(code=REQUEST_TIMEOUT, message="Request timed out"),
+                    )
+                else:
+                    if ctx.log_route is not None:
+                        await ctx.log_route.finish()
+                    if type(result) is not dict:
+                        result = {} if result is None else unstructure(result)
+                    reply = Response(id=request.id, result=result)
         except Exception as exc:
             if not entry.peer_cancelled:
                 reply = ErrorResponse(
@@ -422,25 +451,6 @@ class Session:
         # handler returned (or raised) before a checkpoint delivered the cancellation.
         if reply is not None and not entry.peer_cancelled and not entry.scope.cancel_called:
             await self._reply(reply, related=request.id)
-
-    async def _call_handler(
-        self, request: Request, route: RequestRoute, ctx: HandlerContext
-    ) -> Message | None:
-        if route.params_type is not None:
-            ctx.params = structure(request.params or {}, route.params_type)
-        if self.limits.handler_timeout is None:
-            result = await route.handler(ctx, ctx.params)
-        else:
-            with trio.move_on_after(self.limits.handler_timeout) as deadline:
-                result = await route.handler(ctx, ctx.params)
-            if deadline.cancelled_caught:
-                return ErrorResponse(
-                    id=request.id,
-                    error=ErrorObject(code=REQUEST_TIMEOUT, message="Request timed out"),
-                )
-        if type(result) is not dict:
-            result = {} if result is None else unstructure(result)
-        return Response(id=request.id, result=result)
 
     async def _reply(self, message: Message, *, related: RequestId | None = None) -> None:
         try:

@@ -9,13 +9,16 @@ handshake era, none in the stateless era). The record's level maps with
 :meth:`~trimcp.protocol.LoggingLevel.from_python`, the logger name becomes ``logger``,
 and ``data`` is the formatted message.
 
-Routing is by context, not by logger: every request of a :class:`~trimcp.Server` runs
-under :func:`log_routed`, which sets a :class:`contextvars.ContextVar` to the request's
-:class:`LogRoute`. Trio copies context into child tasks, so records from tasks the
-handler starts, or from work it detached with ``detach_for_background``, still find the
-session they came from, and two concurrent requests never see each other's records. A
-record emitted outside any request, or from a worker thread, is not forwarded (the
-handler's other handlers still see it).
+Routing is by context, not by logger: every request handler of a :class:`~trimcp.Server`
+starts under :func:`log_routed`, which sets a :class:`contextvars.ContextVar` to the
+request's :class:`~trimcp.nursery.HandlerContext` in the request's own task (Trio gives
+each task its own copy of the context, so nothing needs resetting). Trio copies context
+into child tasks, so records from tasks the handler starts, or from work it detached
+with ``detach_for_background``, still find the session they came from, and two
+concurrent requests never see each other's records. A record emitted outside any
+request, or from a worker thread, is not forwarded (the handler's other handlers still
+see it). The request's :class:`LogRoute` is made by its first forwarded record and kept
+as ``ctx.log_route``, so a request that logs nothing allocates nothing for logging.
 
 ``emit`` is synchronous, so records wait in the route's buffer, bounded by
 ``buffer_size`` (default :data:`DEFAULT_LOG_BUFFER`); when it is full the oldest record
@@ -49,8 +52,8 @@ DEFAULT_LOG_BUFFER: Final = 256
 
 Handler = Callable[[HandlerContext, Any], Awaitable[Any]]
 
-_current: contextvars.ContextVar[LogRoute | None] = contextvars.ContextVar(
-    "trimcp_log_route", default=None
+_current: contextvars.ContextVar[HandlerContext | None] = contextvars.ContextVar(
+    "trimcp_log_request", default=None
 )
 
 
@@ -58,12 +61,10 @@ _current: contextvars.ContextVar[LogRoute | None] = contextvars.ContextVar(
 class LogRoute:
     """Where the log records of one request go, and the ones waiting to go there."""
 
-    __slots__ = ("_buffer", "_draining", "_idle", "ctx", "dropped", "open")
+    __slots__ = ("_buffer", "_draining", "_idle", "ctx", "dropped")
 
     def __init__(self, ctx: HandlerContext) -> None:
         self.ctx = ctx
-        #: The request is still running (its messages travel with it).
-        self.open = True
         #: Records lost to a full buffer since the last drain.
         self.dropped = 0
         #: Created on the first record and dropped once drained (an empty deque still
@@ -71,6 +72,11 @@ class LogRoute:
         self._buffer: collections.deque[dict[str, Any]] | None = None
         self._draining = False
         self._idle: trio.Event | None = None
+
+    @property
+    def open(self) -> bool:
+        """The request is still running (its messages travel with it)."""
+        return not self.ctx.closed
 
     def push(self, params: dict[str, Any], limit: int) -> None:
         """Queue one message (synchronous; called from ``emit``)."""
@@ -131,35 +137,14 @@ class LogRoute:
         self._buffer = None
 
 
-def current_route() -> LogRoute | None:
-    """The route of the request this code runs in, if any."""
-    return _current.get()
-
-
 def log_routed(handler: Handler) -> Handler:
     """Wrap a request handler so log records emitted while it runs are routed to its
-    session (see the module doc)."""
+    session (see the module doc). The wrapper is a plain function returning the
+    handler's awaitable: it adds no frame to a running request."""
 
-    async def run(ctx: HandlerContext, params: Any) -> Any:
-        route = LogRoute(ctx)
-        token = _current.set(route)
-        try:
-            try:
-                return await handler(ctx, params)
-            finally:
-                _current.reset(token)
-        except trio.Cancelled:
-            # No response follows: the session's drain task sends what is queued.
-            route.open = False
-            raise
-        except BaseException:
-            await route.finish()  # the error response follows the request's messages
-            route.open = False
-            raise
-        finally:
-            if route.open:
-                await route.finish()
-                route.open = False
+    def run(ctx: HandlerContext, params: Any) -> Awaitable[Any]:
+        _current.set(ctx)
+        return handler(ctx, params)
 
     return run
 
@@ -180,17 +165,21 @@ class McpLogHandler(logging.Handler):
         self.buffer_size = buffer_size
 
     def emit(self, record: logging.LogRecord) -> None:
-        route = _current.get()
-        if route is None or not _in_trio():
+        ctx = _current.get()
+        if ctx is None or not _in_trio():
             return
         level = LoggingLevel.from_python(record.levelno).value
-        if not log_level_allows(route.ctx.session, level):
+        if not log_level_allows(ctx.session, level):
             return
         try:
             data = self.format(record)
         except Exception:
             self.handleError(record)
             return
+        route = ctx.log_route
+        if route is None:
+            route = ctx.log_route = LogRoute(ctx)
+        assert isinstance(route, LogRoute)
         route.push({"level": level, "logger": record.name, "data": data}, self.buffer_size)
 
 

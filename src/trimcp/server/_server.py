@@ -30,7 +30,6 @@ from trimcp.protocol import (
     ALL_VERSIONS,
     HANDSHAKE_VERSIONS,
     CompleteParams,
-    Feature,
     GetPromptParams,
     Icon,
     Implementation,
@@ -43,14 +42,13 @@ from trimcp.protocol import (
     ToolAnnotations,
     ToolsCapability,
     negotiate_version,
-    supports,
 )
 from trimcp.transports import memory_channel_pair
 from trimcp.wire import METHOD_NOT_FOUND
 
 from ._completion import CompletionKind, CompletionRegistry
 from ._context import ToolContext
-from ._downgrade import fit_initialize_result, fit_prompt_result, fit_tool_result
+from ._downgrade import fit_initialize_result, fit_prompt_result
 from ._log_bridge import log_routed
 from ._pagination import DEFAULT_PAGE_SIZE, paginate
 from ._prompts import CompletionProvider, PromptRegistry
@@ -339,20 +337,12 @@ class Server(ResourceRoutes):
             result["nextCursor"] = next_cursor
         return result
 
-    async def _call_tool(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
+    def _call_tool(self, ctx: HandlerContext, params: Any) -> Awaitable[dict[str, Any]]:
+        # A plain function handing back the call's awaitable: no frame of its own while
+        # the tool runs.
         if self.task_runner.handles(params):
-            return await self.task_runner.call_tool(ctx, params)
-        result = await self.tools.call(ToolContext(ctx), params)
-        version = ctx.session.protocol_version
-        if (
-            "structuredContent" in result
-            and version is not None
-            and not supports(version, Feature.STRUCTURED_OUTPUT)
-        ):
-            # A revision without structured output gets its JSON text rendering only,
-            # just as its tool listing has no outputSchema.
-            result = {key: value for key, value in result.items() if key != "structuredContent"}
-        return fit_tool_result(version, result)
+            return self.task_runner.call_tool(ctx, params)
+        return self.tools.call(ToolContext(ctx), params)
 
     async def _list_prompts(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
         if ctx.session.server_capabilities.prompts is None:

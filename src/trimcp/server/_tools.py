@@ -26,6 +26,9 @@ from trimcp.dispatch import McpError
 from trimcp.protocol import Feature, Icon, Tool, ToolAnnotations, supports
 from trimcp.wire import INVALID_PARAMS
 
+from ._context import ToolContext
+from ._downgrade import fit_tool_result
+
 __all__ = ["RegisteredTool", "ToolError", "ToolRegistry"]
 
 logger = logging.getLogger("trimcp.server")
@@ -133,8 +136,8 @@ class ToolRegistry:
     def ordered(self) -> list[RegisteredTool]:
         return self._order
 
-    async def call(self, ctx: object, params: dict[str, Any] | None) -> dict[str, Any]:
-        """Answer ``tools/call``."""
+    async def call(self, ctx: ToolContext, params: dict[str, Any] | None) -> dict[str, Any]:
+        """Answer ``tools/call``, the result shaped for the caller's protocol version."""
         if params is None or not isinstance(params.get("name"), str):
             raise McpError(INVALID_PARAMS, "Invalid params: name must be a string")
         name = params["name"]
@@ -154,4 +157,14 @@ class ToolRegistry:
         except Exception:
             logger.exception("tool %s raised", name)
             return _error_result(f"Tool {name} failed")
-        return binding.result_to_wire(value)
+        result = binding.result_to_wire(value)
+        version = ctx.session.protocol_version
+        if (
+            "structuredContent" in result
+            and version is not None
+            and not supports(version, Feature.STRUCTURED_OUTPUT)
+        ):
+            # A revision without structured output gets its JSON text rendering only,
+            # just as its tool listing has no outputSchema.
+            result = {key: value for key, value in result.items() if key != "structuredContent"}
+        return fit_tool_result(version, result)
