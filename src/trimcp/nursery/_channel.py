@@ -8,6 +8,7 @@ layer attached, and never reaches the session.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Protocol
 
 from trimcp.wire import Message, RequestId
@@ -39,7 +40,9 @@ class MessageChannel(Protocol):
       ``MCP-Protocol-Version`` header on HTTP).
     """
 
-    async def send(self, message: Message, *, related: RequestId | None = None) -> None: ...
+    def send(self, message: Message, *, related: RequestId | None = None) -> Awaitable[None]:
+        """An ``async def`` or a plain function returning the awaitable that sends."""
+        ...
 
     async def receive(self) -> Message: ...
 

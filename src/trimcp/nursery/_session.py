@@ -294,13 +294,13 @@ class Session:
     async def _send_cancel(self, request_id: RequestId, related: RequestId | None) -> None:
         """Tell the peer we gave up on ``request_id``: shielded and time-bounded."""
         deadline = trio.current_time() + self.limits.cancel_send_timeout
-        with (
-            trio.CancelScope(shield=True, deadline=deadline),
-            contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError),
-        ):
-            await self._send_chain(
-                Notification(method=CANCELLED, params={"requestId": request_id}), related
-            )
+        with trio.CancelScope(shield=True, deadline=deadline):
+            try:
+                await self._send_chain(
+                    Notification(method=CANCELLED, params={"requestId": request_id}), related
+                )
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return  # the peer is gone (no suppress(): one object less per cancel)
 
     # ------------------------------------------------------------------ receiving
     async def _reader(self) -> None:

@@ -7,6 +7,7 @@ in-memory pair measures the engine rather than JSON. Each direction buffers at m
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import final
 
 import trio
@@ -33,8 +34,9 @@ class MemoryChannel:
         #: The revision the session negotiated (memory pairs need nothing from it).
         self.protocol_version: str | None = None
 
-    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
-        await self._send.send(message)
+    def send(self, message: Message, *, related: RequestId | None = None) -> Awaitable[None]:
+        # The channel's own send, handed back: a waiting sender keeps no frame here.
+        return self._send.send(message)
 
     async def receive(self) -> Message:
         return await self._receive.receive()
