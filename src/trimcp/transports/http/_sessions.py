@@ -283,11 +283,12 @@ class HttpSessionChannel:
         self._initialize_ids.update(r.id for r in requests if r.method == "initialize")
         stream = RequestStream(str(self._next_stream), request_ids, batch)
         self._next_stream += 1
-        stream.outbox = self.new_outbox()
+        outbox = stream.outbox = self.new_outbox()
+        outbox.stream_id = stream.stream_id
         for request_id in request_ids:
             self._by_request[request_id] = stream
         self._live[stream.stream_id] = stream
-        return stream.outbox
+        return outbox
 
     def cancelled(self, request_id: object) -> None:
         """The client cancelled ``request_id``: no response will come, end its stream.
@@ -311,9 +312,9 @@ class HttpSessionChannel:
     def detach(self, outbox: Outbox) -> None:
         """The response that drained ``outbox`` is over (client gone or stream done)."""
         outbox.close()
-        for stream in self._live.values():
-            if stream.outbox is outbox:
-                stream.outbox = None
+        stream = None if outbox.stream_id is None else self._live.get(outbox.stream_id)
+        if stream is not None and stream.outbox is outbox:
+            stream.outbox = None
         if self._standalone is outbox:
             self._standalone = None
 
@@ -375,6 +376,7 @@ class HttpSessionChannel:
             if stream.outbox is not None:
                 stream.outbox.close()
             stream.outbox = outbox
+            outbox.stream_id = stream.stream_id
         return outbox
 
     async def deliver(self, message: Message) -> None:

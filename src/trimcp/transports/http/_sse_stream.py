@@ -36,6 +36,7 @@ class Outbox:
         "max_bytes",
         "max_events",
         "overflowed",
+        "stream_id",
         "waker",
     )
 
@@ -46,6 +47,9 @@ class Outbox:
         self.json = False
         #: ``True`` once the bounds were exceeded and the queue was thrown away.
         self.overflowed = False
+        #: The request stream this outbox drains, if any (found again in O(1) when the
+        #: response ends).
+        self.stream_id: str | None = None
         #: Created on the first item and dropped once drained: an empty deque still
         #: holds a block of 64 slots, kept for as long as a parked stream lives.
         self._items: deque[tuple[str | None, bytes]] | None = None
