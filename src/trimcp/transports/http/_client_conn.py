@@ -27,6 +27,8 @@ import attrs
 import h11
 import trio
 
+from .._readable import wait_for_bytes
+
 __all__ = [
     "ConnectionPool",
     "HttpConnection",
@@ -182,6 +184,7 @@ class HttpConnection:
                 assert isinstance(event, h11.Event)
                 return event
             try:
+                await wait_for_bytes(self.stream)
                 data = await self.stream.receive_some(_RECEIVE_SIZE)
             except (trio.BrokenResourceError, OSError) as exc:
                 raise HttpTransportError(

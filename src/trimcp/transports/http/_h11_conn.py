@@ -31,6 +31,7 @@ from urllib.parse import unquote
 import h11
 import trio
 
+from .._readable import wait_for_bytes
 from ..websocket._limits import WebSocketLimits
 from ._asgi_io import Scope
 from ._h11_websocket import H11WebSocket, is_websocket_upgrade
@@ -335,6 +336,11 @@ class H11Connection:
                 if self.done_event is None:
                     self.done_event = trio.Event()
                 await self.done_event.wait()
+                return
+            try:
+                await wait_for_bytes(self.stream)
+            except trio.ClosedResourceError:
+                self.broken = True
                 return
             data = await self._read()
             if not data:
