@@ -154,9 +154,11 @@ async def pump(
 
     Returns ``True`` when the response was completed, ``False`` when the client went
     away first. While it waits for the outbox, the same task watches ``receive`` for the
-    client leaving (:func:`_next`); since that registers a read with the OS, a response
-    first waits up to :data:`EAGER_ROUNDS` scheduler rounds, and a JSON answer ready by
-    then is written without watching at all (disconnection is noticed that much later).
+    client leaving: the outbox's waker cancels that read when an item comes, so a parked
+    response keeps no second task, and no frame below this one but the server's
+    ``receive``. Since watching registers a read with the OS, a response first waits up
+    to :data:`EAGER_ROUNDS` scheduler rounds, and a JSON answer ready by then is written
+    without watching at all (disconnection is noticed that much later).
     ``on_empty`` answers a response that ends before its first item.
     ``status`` maps the code of a JSON error body to its HTTP status (the stateless
     era answers its request errors with 400 or 404); without it every body is 200.
@@ -165,28 +167,38 @@ async def pump(
         if len(outbox) or outbox.closed:
             break
         await trio.lowlevel.checkpoint()
+    started = False
     try:
-        await _write(outbox, receive, send, headers, timeout, on_empty, status)
+        while True:
+            while not len(outbox) and not outbox.closed:
+                with trio.CancelScope() as wake:
+                    outbox.waker = wake.cancel
+                    try:
+                        message = await receive()
+                    finally:
+                        outbox.waker = None
+                if not wake.cancelled_caught and message["type"] == "http.disconnect":
+                    raise ClientGone("the client went away")
+            item = await outbox.get()
+            if not started:
+                if item is None and on_empty is not None:
+                    await on_empty()
+                    return True
+                if item is not None and outbox.json:
+                    code = 200 if status is None else _error_status(item[1], status)
+                    await send_json(send, code, item[1], headers, timeout=timeout)
+                    return True
+                await _send(send, timeout, _sse_start(headers))
+                started = True
+            if item is None:
+                break
+            body = {"type": "http.response.body", "body": item[1], "more_body": True}
+            await _send(send, timeout, body)
+        await _send(send, timeout, {"type": "http.response.body", "body": b"", "more_body": False})
     except ClientGone:
         logger.debug("client went away during the response")
         return False
     return True
-
-
-async def _next(outbox: Outbox, receive: Receive) -> tuple[str | None, bytes] | None:
-    """The next item of ``outbox``; while there is none, watch ``receive`` for the client
-    leaving (:class:`ClientGone`). One task does both: the outbox's waker cancels the
-    read when an item comes, so a parked response keeps no second task."""
-    while not len(outbox) and not outbox.closed:
-        with trio.CancelScope() as wake:
-            outbox.waker = wake.cancel
-            try:
-                message = await receive()
-            finally:
-                outbox.waker = None
-        if not wake.cancelled_caught and message["type"] == "http.disconnect":
-            raise ClientGone("the client went away")
-    return await outbox.get()
 
 
 def _error_status(body: bytes, status: Callable[[int], int]) -> int:
@@ -217,30 +229,3 @@ def _sse_start(headers: RawHeaders) -> dict[str, Any]:
 async def send_sse_end(send: Send, headers: RawHeaders, *, timeout: float = 30.0) -> None:
     """An SSE response with no events (a request cancelled before any output)."""
     await _send(send, timeout, _sse_start(headers), {"type": "http.response.body", "body": b""})
-
-
-async def _write(
-    outbox: Outbox,
-    receive: Receive,
-    send: Send,
-    headers: RawHeaders,
-    timeout: float,
-    on_empty: Callable[[], Awaitable[None]] | None,
-    status: Callable[[int], int] | None,
-) -> None:
-    first = await _next(outbox, receive)
-    if first is None and on_empty is not None:
-        await on_empty()
-        return
-    if first is not None and outbox.json:
-        code = 200 if status is None else _error_status(first[1], status)
-        await send_json(send, code, first[1], headers, timeout=timeout)
-        return
-    await _send(send, timeout, _sse_start(headers))
-    item = first
-    while item is not None:
-        await _send(
-            send, timeout, {"type": "http.response.body", "body": item[1], "more_body": True}
-        )
-        item = await _next(outbox, receive)
-    await _send(send, timeout, {"type": "http.response.body", "body": b"", "more_body": False})
