@@ -48,12 +48,13 @@ from trimcp.protocol import (
 from trimcp.transports import memory_channel_pair
 from trimcp.wire import METHOD_NOT_FOUND
 
-from ._completion import CompletionKind, CompletionRegistry
+from ._completion import CompletionRegistry
 from ._context import ToolContext
-from ._downgrade import fit_initialize_result, fit_prompt_result, fit_tool_result
+from ._downgrade import fit_initialize_result, fit_tool_result
 from ._log_bridge import log_routed
 from ._pagination import DEFAULT_PAGE_SIZE, paginate
-from ._prompts import CompletionProvider, PromptRegistry
+from ._prompt_routes import PromptRoutes
+from ._prompts import PromptRegistry
 from ._request_state import RequestStateSealer
 from ._resource_routes import ResourceRoutes
 from ._resources import ResourceRegistry
@@ -71,7 +72,7 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
 @final
-class Server(ResourceRoutes):
+class Server(ResourceRoutes, PromptRoutes):
     """An MCP server.
 
     Args:
@@ -189,46 +190,6 @@ class Server(ResourceRoutes):
         """Unregister a tool; live sessions get ``notifications/tools/list_changed``."""
         self.tools.remove(name)
 
-    def prompt(
-        self,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        complete: dict[str, CompletionProvider] | None = None,
-    ) -> Callable[[F], F]:
-        """Register an ``async def`` as a prompt; its ``str`` parameters are the prompt's
-        arguments (see :mod:`trimcp.server._prompts`). ``complete`` maps argument names
-        to completion providers."""
-
-        def register(func: F) -> F:
-            self.prompts.add(
-                func, name=name, title=title, description=description, icons=icons,
-                meta=meta, complete=complete,
-            )  # fmt: skip
-            return func
-
-        return register
-
-    def remove_prompt(self, name: str) -> None:
-        """Unregister a prompt; live sessions get ``notifications/prompts/list_changed``."""
-        self.prompts.remove(name)
-
-    def completion(
-        self, kind: CompletionKind, ref: str, argument: str
-    ) -> Callable[[CompletionProvider], CompletionProvider]:
-        """Register ``async (value, context_arguments) -> list[str]`` as the completion
-        of ``argument`` of prompt ``ref`` (``kind="prompt"``) or of variable ``argument``
-        of URI template ``ref`` (``kind="resource"``)."""
-
-        def register(func: CompletionProvider) -> CompletionProvider:
-            self.completions.add(kind, ref, argument, func)
-            return func
-
-        return register
-
     def capabilities(self) -> ServerCapabilities:
         """The capabilities this server declares in ``initialize``."""
         tools = (
@@ -251,13 +212,6 @@ class Server(ResourceRoutes):
             if state.initialized and state.server_capabilities.tools is not None:
                 session.notify_soon("notifications/tools/list_changed")
         self.subscriptions.publish("notifications/tools/list_changed")
-
-    def _prompts_changed(self) -> None:
-        for session in list(self._sessions):
-            state = session.state
-            if state.initialized and state.server_capabilities.prompts is not None:
-                session.notify_soon("notifications/prompts/list_changed")
-        self.subscriptions.publish("notifications/prompts/list_changed")
 
     # ------------------------------------------------------------------ method table
     @property
@@ -353,28 +307,6 @@ class Server(ResourceRoutes):
             # just as its tool listing has no outputSchema.
             result = {key: value for key, value in result.items() if key != "structuredContent"}
         return fit_tool_result(version, result)
-
-    async def _list_prompts(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        if ctx.session.server_capabilities.prompts is None:
-            raise McpError(METHOD_NOT_FOUND, "Method not found: prompts/list")
-        cursor = params.get("cursor") if isinstance(params, dict) else None
-        page, next_cursor = paginate("prompts", self.prompts.ordered(), cursor, self.page_size)
-        version = ctx.session.protocol_version or HANDSHAKE_VERSIONS[-1]
-        result: dict[str, Any] = {"prompts": [prompt.to_wire(version) for prompt in page]}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
-
-    async def _get_prompt(self, ctx: HandlerContext, params: GetPromptParams) -> Any:
-        if ctx.session.server_capabilities.prompts is None:
-            raise McpError(METHOD_NOT_FOUND, "Method not found: prompts/get")
-        result = await self.prompts.render(ToolContext(ctx), params.name, params.arguments or {})
-        return fit_prompt_result(ctx.session.protocol_version, result)
-
-    async def _complete(self, ctx: HandlerContext, params: CompleteParams) -> dict[str, Any]:
-        if ctx.session.server_capabilities.completions is None:
-            raise McpError(METHOD_NOT_FOUND, "Method not found: completion/complete")
-        return await self.completions.complete(params, ctx.session.protocol_version)
 
     # ------------------------------------------------------------------ serving
     async def serve_channel(
