@@ -58,6 +58,7 @@ from ._prompts import PromptRegistry
 from ._request_state import RequestStateSealer
 from ._resource_routes import ResourceRoutes
 from ._resources import ResourceRegistry
+from ._shutdown import DEFAULT_ABANDON_AFTER, DEFAULT_SHUTDOWN_GRACE, ShutdownControl
 from ._stateless import CachePolicy, EraFront
 from ._subscriptions import DEFAULT_MAX_LISTENERS, SubscriptionHub
 from ._task_store import TaskStore
@@ -147,6 +148,7 @@ class Server(ResourceRoutes, PromptRoutes):
         self.era = EraFront(self, request_state or RequestStateSealer(), cache or CachePolicy())
         self._sessions: set[Session] = set()
         self._registry: Registry | None = None
+        self.shutdown_control = ShutdownControl(self._sessions, self.subscriptions)
 
     # ------------------------------------------------------------------ registration
     @overload
@@ -315,7 +317,7 @@ class Server(ResourceRoutes, PromptRoutes):
         *,
         task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Serve one session over ``channel`` until the peer goes away."""
+        """Serve one session over ``channel`` until the peer goes away or :meth:`shutdown`."""
         async with open_session(
             channel,
             role=Role.SERVER,
@@ -326,6 +328,7 @@ class Server(ResourceRoutes, PromptRoutes):
         ) as session:
             self._sessions.add(session)
             try:
+                self.shutdown_control.admit(session)
                 task_status.started(session)
                 # A started task status still holds the temporary nursery trio.start
                 # made (a cancel scope and its sets): let it go for the session's life.
@@ -333,6 +336,15 @@ class Server(ResourceRoutes, PromptRoutes):
                 await session.wait_closed()
             finally:
                 self._sessions.discard(session)
+
+    async def shutdown(
+        self, *, grace: float = DEFAULT_SHUTDOWN_GRACE, abandon_after: float = DEFAULT_ABANDON_AFTER
+    ) -> None:
+        """End every ``serve_*`` of this server gracefully: refuse new requests, end the
+        listens, give running requests ``grace`` seconds, cancel the rest, close the
+        sessions. Returns within ``grace + abandon_after`` (see
+        :mod:`trimcp.server._shutdown`)."""
+        await self.shutdown_control.shutdown(grace, abandon_after)
 
     @property
     def sessions(self) -> frozenset[Session]:
