@@ -235,3 +235,27 @@ async def test_cancelling_the_shutdown_closes_everything_at_once(autojump_clock:
             await server.shutdown(grace=30)
         assert await _drain(receive) == []
     assert ran == ["cancelled after 1"]
+
+
+async def test_a_second_call_waits_and_a_session_opened_meanwhile_is_refused(
+    autojump_clock: Any,
+) -> None:
+    server, _ran = _server()
+    async with _served(server) as (send, receive), trio.open_nursery() as nursery:
+        await send.send(_call("w", "work", 3))
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(server.shutdown)
+        await trio.testing.wait_all_tasks_blocked()
+        # A session that starts during the shutdown refuses its requests, and ends with it.
+        async with _served(server) as (late_send, late_receive):
+            await late_send.send(Request(id="late", method="ping"))
+            refused = await late_receive.receive()
+            assert isinstance(refused, ErrorResponse)
+            assert refused.error.code == -32000
+            start = trio.current_time()
+            await server.shutdown()  # waits for the one under way
+            assert 3 <= trio.current_time() - start <= 3.05
+            assert await _drain(late_receive) == []
+        answer = await receive.receive()
+        assert isinstance(answer, Response)
+        assert answer.id == "w"
