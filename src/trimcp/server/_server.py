@@ -4,6 +4,7 @@ A :class:`Server` is a description (tools, identity, limits, middleware) that an
 of sessions serve at once; each transport's ``serve_*`` function runs one session per
 connection over it. The method registry is built once and shared by all sessions:
 handlers find their session through their context, so nothing is copied per session.
+``await server.shutdown()`` ends all of them gracefully (:mod:`._shutdown`).
 """
 
 from __future__ import annotations
