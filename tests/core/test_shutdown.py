@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ import trio.testing
 
 import trimcp
 from trimcp.dispatch import ConnectionClosedError, McpError
-from trimcp.nursery import Session
+from trimcp.nursery import Session, SessionLimits
 from trimcp.transports import MemoryChannel, StreamChannel
 from trimcp.wire import ErrorResponse, Message, Notification, Request, Response, to_value
 
@@ -259,3 +260,23 @@ async def test_a_second_call_waits_and_a_session_opened_meanwhile_is_refused(
         answer = await receive.receive()
         assert isinstance(answer, Response)
         assert answer.id == "w"
+
+
+async def test_a_listen_still_queued_at_the_shutdown_ends_with_its_result(
+    autojump_clock: Any,
+) -> None:
+    server, _ran = _server()
+    server.limits = SessionLimits(max_in_flight=1)
+    async with _served(server) as (send, receive), trio.open_nursery() as nursery:
+        await send.send(_call("w", "work", 2))
+        listen = params({"notifications": {"toolsListChanged": True}})
+        await send.send(Request(id="L", method="subscriptions/listen", params=listen))
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(server.subscriptions) == 0  # queued behind "w"
+        nursery.start_soon(partial(server.shutdown, grace=10))
+        got = [message async for message in receive]
+    assert trio.current_time() < 2.1  # not the grace: the listen ended once it started
+    ids = [getattr(message, "id", None) for message in got]
+    assert ids == ["w", None, "L"]  # the work's answer, the listen's ack, then its result
+    assert isinstance(got[2], Response)
+    assert validate_value(to_value(got[2]), "subscriptions/listen") == "SubscriptionsListenResult"

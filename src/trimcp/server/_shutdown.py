@@ -129,11 +129,10 @@ class ShutdownControl:
         try:
             for session in list(self._sessions):
                 refuse_requests(session)
-            self._subscriptions.end_all()
-            await self._wait_idle(grace)
+            await self._wait_idle(grace, end_listens=True)
             for session in list(self._sessions):
                 cancel_requests(session)
-            if not await self._wait_idle(abandon_after):
+            if not await self._wait_idle(abandon_after, end_listens=False):
                 self._warn_stubborn(abandon_after)
         finally:
             for session in list(self._sessions):
@@ -141,14 +140,21 @@ class ShutdownControl:
             self.round = ShutdownRound()
             current.finished.set()
 
-    async def _wait_idle(self, seconds: float) -> bool:
-        """Wait up to ``seconds`` for every session to be idle; whether they are."""
+    async def _wait_idle(self, seconds: float, *, end_listens: bool) -> bool:
+        """Wait up to ``seconds`` for every session to be idle; whether they are.
+
+        With ``end_listens``, listens are ended at once and again at each poll: a
+        listen request that was queued behind others starts after the first call.
+        """
         # Polled, and only while shutting down: an event would cost the per-request
         # path a wake-up check on every answer, for the sake of one shutdown.
         with trio.move_on_after(seconds):
-            while not all(is_idle(session) for session in self._sessions):  # noqa: ASYNC110
+            while True:
+                if end_listens:
+                    self._subscriptions.end_all()
+                if all(is_idle(session) for session in self._sessions):
+                    return True
                 await trio.sleep(POLL_INTERVAL)
-            return True
         return False
 
     def _warn_stubborn(self, waited: float) -> None:
