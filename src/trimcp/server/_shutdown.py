@@ -8,16 +8,19 @@ the server's serving in four steps:
    ``notifications/cancelled`` still flow, so running handlers can finish their reverse
    calls. Each transport also refuses what is new to it: the HTTP app answers a POST
    carrying a request with ``503`` (``Retry-After``) and that JSON-RPC error (POSTs of
-   answers and notifications still pass); ``serve_websocket`` stops accepting
+   answers and notifications still pass, so ``serve_http`` keeps accepting
+   connections until the end); ``serve_websocket`` stops accepting
    connections; a session opened meanwhile (an ASGI WebSocket, an in-memory client)
    refuses its requests too and ends with the others.
 2. **End the listens.** Every ``subscriptions/listen`` stream (2026-07-28) ends with
-   its ``SubscriptionsListenResult``, as the specification asks.
+   its ``SubscriptionsListenResult``, as the specification asks: at once, and again at
+   each poll of the grace, so a listen queued behind other requests ends as it starts.
 3. **Grace.** Running and queued requests get ``grace`` seconds (default
    :data:`DEFAULT_SHUTDOWN_GRACE`, 5 s) to finish; their answers are sent. Shutdown
-   moves on as soon as every session is idle.
+   moves on as soon as every session is idle (checked every :data:`POLL_INTERVAL`).
 4. **Cancel.** The requests still running are cancelled and get no response, as any
-   cancelled request (design invariant 2). Then every session is closed, and each
+   cancelled request (design invariant 2; over HTTP their POST ends with the 503
+   above, carrying no id). Then every session is closed, and each
    ``serve_*`` function returns once its sessions have ended and its last responses
    are written (``serve_http``: at most :data:`FLUSH_TIMEOUT` more; hypercorn: its
    ``graceful_timeout``).
@@ -38,7 +41,8 @@ their session or serve function ends, as without a shutdown.
 
 Cancelling the task awaiting :meth:`ShutdownControl.shutdown` cuts the grace short:
 every session is closed at once. A second call while one runs waits for that one. Once
-a shutdown has run, the server may be served again.
+a shutdown has run, the server may be served again (an app of :func:`~trimcp.asgi_app`
+made before it keeps refusing requests: make a new one).
 
 A server mounted in another ASGI server (the app of :func:`~trimcp.asgi_app` under
 hypercorn) is shut down the same way; pass
@@ -67,6 +71,7 @@ __all__ = [
     "DEFAULT_ABANDON_AFTER",
     "DEFAULT_SHUTDOWN_GRACE",
     "FLUSH_TIMEOUT",
+    "POLL_INTERVAL",
     "ShutdownControl",
     "ShutdownRound",
 ]
