@@ -171,10 +171,12 @@ async def test_serve_websocket_stops_accepting_and_returns() -> None:
         url = f"ws://127.0.0.1:{port}/mcp"
         async with trimcp.open_client(trimcp.websocket(url), era="handshake") as client:
             answers: list[str] = []
+            answered = trio.Event()
 
             async def call_held() -> None:
                 result = await client.call_tool("held", {})
                 answers.append(result.content[0].text)  # type: ignore[union-attr]
+                answered.set()
 
             nursery.start_soon(call_held)
             await events["held"].wait()
@@ -187,4 +189,31 @@ async def test_serve_websocket_stops_accepting_and_returns() -> None:
             events["release"].set()
             while not answers:
                 await trio.lowlevel.checkpoint()
+            assert answers == ["released"]
+
+
+async def test_handshake_era_client_over_http() -> None:
+    """trimcp's own HTTP client: the call running in the grace gets its result, a call
+    made during the shutdown fails with the server's error."""
+    server, events = _server()
+    serve = partial(trimcp.serve_http, server, host="127.0.0.1", port=0)
+    async with _running(serve) as (port, _returned), trio.open_nursery() as nursery:
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with trimcp.open_client(trimcp.streamable_http(url), era="handshake") as client:
+            answers: list[str] = []
+            answered = trio.Event()
+
+            async def call_held() -> None:
+                result = await client.call_tool("held", {})
+                answers.append(result.content[0].text)  # type: ignore[union-attr]
+                answered.set()
+
+            nursery.start_soon(call_held)
+            await events["held"].wait()
+            await _shutdown_in(nursery, server, grace=WAIT * 3)
+            with pytest.raises(trimcp.McpError) as refused:
+                await client.list_tools()
+            assert refused.value.code == -32000
+            events["release"].set()
+            await answered.wait()
             assert answers == ["released"]
