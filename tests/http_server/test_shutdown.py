@@ -65,9 +65,9 @@ async def _running(
 
 
 async def _shutdown_in(nursery: trio.Nursery, server: trimcp.Server, grace: float) -> None:
+    requested = server.shutdown_control.round.requested
     nursery.start_soon(partial(server.shutdown, grace=grace))
-    while not server.shutdown_control.requested:
-        await trio.lowlevel.checkpoint()
+    await requested.wait()
 
 
 def _listen(id: str) -> dict[str, Any]:
@@ -187,8 +187,7 @@ async def test_serve_websocket_stops_accepting_and_returns() -> None:
             with pytest.raises(OSError):
                 await trio.open_tcp_stream("127.0.0.1", port)  # no longer listening
             events["release"].set()
-            while not answers:
-                await trio.lowlevel.checkpoint()
+            await answered.wait()
             assert answers == ["released"]
 
 
