@@ -182,8 +182,9 @@ class SubscriptionHub:
                 await listener.wakeup.wait()
                 listener.wakeup = trio.Event()
                 while listener.queue:
-                    # A write that hands its bytes over without a checkpoint would send
-                    # after a cancellation: check first, so nothing follows it.
+                    # Checked before the notice is queued: a coalesced write queues
+                    # its bytes first, and another writer may take them into its batch
+                    # while a cancelled sender is still on its way out (WriteBatcher).
                     await trio.lowlevel.checkpoint_if_cancelled()
                     method, note = listener.queue.popleft()
                     await ctx.notify(method, {**(note or {}), "_meta": dict(tag)})
