@@ -273,10 +273,10 @@ async def test_b17_a_raising_engine_handler_is_a_generic_internal_error(
 async def test_b18_a_handler_ignoring_cancellation_gets_no_response(autojump_clock: Any) -> None:
     """A shielded handler outlives its cancellation; its answer is never sent.
 
-    Grace behaviour: the engine has no grace period of its own. Closing the session
-    (here: the peer's EOF) cancels the handler and then waits for it, so a handler that
-    shields itself for a bounded time delays the end by exactly that time, and one that
-    shields itself forever would keep the session open forever.
+    Closing the session (here: the peer's EOF) cancels the handler and then waits for
+    it, so a handler that shields itself for a bounded time delays the end by exactly
+    that time. ``Server.shutdown()`` bounds its own wait and names such a handler in a
+    warning (tests/core/test_shutdown.py).
     """
     server, log = _server()
     async with byte_session(server) as peer:

@@ -170,3 +170,33 @@ async def test_stray_stdout_writes_go_to_stderr() -> None:
         assert b"stray os.write" in errors
         assert b"stray child output" in errors
         assert b"stray print: hi" in errors
+
+
+async def test_serve_stdio_shuts_down_gracefully() -> None:
+    """``serve_stdio`` in a real process: after ``server.shutdown()`` a new request gets
+    ``-32000``, the call running in the grace is answered, stdout ends, and the serve
+    function returns."""
+    argv = [sys.executable, os.path.join(HERE, "shutdown_server.py")]
+    with trio.fail_after(15):
+        async with raw_child(argv) as child:
+            await child.initialize()
+            await child.call(1, "held", {})
+            await child.err.until(b"MARK held started")
+            await child.call(2, "stop", {})
+            stopping = await child.response(2)
+            assert stopping["result"]["content"][0]["text"] == "stopping"
+            await child.err.until(b"MARK shutdown requested")
+            await child.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+            lines = []
+            while (line := await child.out.line()) is not None:
+                lines.append(json.loads(line))
+            refusal, answer = lines  # then stdout ended
+            assert refusal["id"] == 3
+            assert refusal["error"]["code"] == -32000
+            assert answer["id"] == 1
+            assert answer["result"]["content"][0]["text"] == "finished in the grace"
+            assert await child.process.wait() == 0
+            errors = b"\n".join(await child.err.rest())
+            assert errors.index(b"MARK shutdown returned") < errors.index(
+                b"MARK serve_stdio returned"
+            )

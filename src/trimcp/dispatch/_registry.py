@@ -89,5 +89,14 @@ class Registry:
     def methods(self) -> Iterator[str]:
         return iter(tuple(self._requests))
 
+    def refusing(self, handler: RequestHandler) -> Registry:
+        """A copy in which every request method runs ``handler`` (notifications kept):
+        the table of a session that takes no new work, such as one shutting down."""
+        copy = Registry()
+        for route in self._requests.values():
+            copy.add_request(route.method, handler, cancellable=route.cancellable)
+        copy._notifications = dict(self._notifications)
+        return copy
+
     def remove_request(self, method: str) -> None:
         self._requests.pop(method, None)

@@ -5,6 +5,11 @@ from ._context import BackgroundContext as BackgroundContext
 from ._context import HandlerContext as HandlerContext
 from ._context import PendingOutput as PendingOutput
 from ._context import detach_for_background as detach_for_background
+from ._drain import SHUTTING_DOWN as SHUTTING_DOWN
+from ._drain import cancel_requests as cancel_requests
+from ._drain import is_idle as is_idle
+from ._drain import refuse_requests as refuse_requests
+from ._drain import running_requests as running_requests
 from ._errors import unwrap_single as unwrap_single
 from ._limits import SessionLimits as SessionLimits
 from ._open import open_session as open_session
@@ -13,6 +18,7 @@ from ._state import Role as Role
 from ._state import SessionState as SessionState
 
 __all__ = [
+    "SHUTTING_DOWN",
     "BackgroundContext",
     "HandlerContext",
     "MessageChannel",
@@ -21,7 +27,11 @@ __all__ = [
     "Session",
     "SessionLimits",
     "SessionState",
+    "cancel_requests",
     "detach_for_background",
+    "is_idle",
     "open_session",
+    "refuse_requests",
+    "running_requests",
     "unwrap_single",
 ]

@@ -131,6 +131,8 @@ class Session:
         self._in_flight: dict[RequestId, InFlight] = {}
         self._in_flight_slots = trio.Semaphore(limits.max_in_flight)
         self._running = 0
+        #: Answers of finished handlers still being sent (see :mod:`._drain`).
+        self._answering = 0
         self._admission_send, self._admission_receive = trio.open_memory_channel[
             tuple[Request, RequestRoute, InFlight]
         ](limits.max_queued)
@@ -450,7 +452,11 @@ class Session:
         # A scope cancelled by the handler itself means "no response" too, even when the
         # handler returned (or raised) before a checkpoint delivered the cancellation.
         if reply is not None and not entry.peer_cancelled and not entry.scope.cancel_called:
-            await self._reply(reply, related=request.id)
+            self._answering += 1  # a graceful shutdown waits for answers on their way out
+            try:
+                await self._reply(reply, related=request.id)
+            finally:
+                self._answering -= 1
 
     async def _reply(self, message: Message, *, related: RequestId | None = None) -> None:
         try:

@@ -1,5 +1,5 @@
-"""The server: registration API, handshake-era lifecycle, tools, prompts, completion, and
-serving."""
+"""The server: registration API, handshake-era lifecycle, tools, prompts, completion,
+serving, and graceful shutdown."""
 
 from ._context import CapabilityError as CapabilityError
 from ._context import ToolContext as ToolContext
@@ -16,6 +16,9 @@ from ._request_state import RequestStateError as RequestStateError
 from ._request_state import RequestStateSealer as RequestStateSealer
 from ._server import InMemoryTransport as InMemoryTransport
 from ._server import Server as Server
+from ._shutdown import DEFAULT_ABANDON_AFTER as DEFAULT_ABANDON_AFTER
+from ._shutdown import DEFAULT_SHUTDOWN_GRACE as DEFAULT_SHUTDOWN_GRACE
+from ._shutdown import ShutdownControl as ShutdownControl
 from ._stateless import CachePolicy as CachePolicy
 from ._stdio import serve_stdio as serve_stdio
 from ._task_job import TaskToolContext as TaskToolContext
@@ -29,10 +32,12 @@ from ._uri_template import UriTemplateError as UriTemplateError
 from ._websocket import serve_websocket as serve_websocket
 
 __all__ = [
+    "DEFAULT_ABANDON_AFTER",
     "DEFAULT_LOG_BUFFER",
     "DEFAULT_MAX_TASKS",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_POLL_INTERVAL",
+    "DEFAULT_SHUTDOWN_GRACE",
     "DEFAULT_STATE_TTL",
     "DEFAULT_TASK_TTL",
     "CachePolicy",
@@ -44,6 +49,7 @@ __all__ = [
     "RequestStateError",
     "RequestStateSealer",
     "Server",
+    "ShutdownControl",
     "TaskStore",
     "TaskToolContext",
     "ToolContext",

@@ -14,7 +14,7 @@ polling); the client resumes with ``Last-Event-ID`` and gets the rest, result in
 from __future__ import annotations
 
 import logging
-import math
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, Final, Literal
 
@@ -31,6 +31,7 @@ from trimcp.transports.http import (
 
 from ._context import ToolContext
 from ._server import Server
+from ._shutdown import FLUSH_TIMEOUT, POLL_INTERVAL
 
 __all__ = ["asgi_app", "close_sse_stream", "serve_http"]
 
@@ -51,10 +52,15 @@ def asgi_app(server: Server, **options: Any) -> StreamableHttpApp:
     ``standalone_get``, and ``legacy_sse``/``sse_path``/``messages_path`` for the
     2024-11-05 HTTP+SSE transport, on by default at ``/sse``). The app runs its
     sessions and the server's task nursery under ASGI lifespan, or in the nursery of
-    whoever calls ``await app.run()``.
+    whoever calls ``await app.run()``. Once ``server.shutdown()`` is called, the app
+    answers POSTs carrying requests with 503 (see :mod:`trimcp.server._shutdown`; under
+    hypercorn, pass ``shutdown_trigger=server.shutdown_control.wait_done``).
     """
     options.setdefault("supported_versions", server.supported_versions)
     options.setdefault("background", server.tasks.run)  # tasks outlive their POSTs
+    # From server.shutdown() on, this app refuses requests with 503 (for good: a server
+    # served again after a shutdown gets a new app).
+    options.setdefault("draining", server.shutdown_control.round.requested.is_set)
     return StreamableHttpApp(server.serve_channel, **options)
 
 
@@ -67,7 +73,8 @@ async def serve_http(
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     **options: Any,
 ) -> None:
-    """Serve ``server`` on ``http://host:port/mcp`` (and HTTP+SSE on ``/sse``) until cancelled.
+    """Serve ``server`` on ``http://host:port/mcp`` (and HTTP+SSE on ``/sse``) until cancelled
+    or shut down.
 
     ``task_status.started()`` reports the bound port (useful with ``port=0``); only
     ``host`` is bound. The DNS-rebinding guard is on; bound to loopback it checks
@@ -77,7 +84,9 @@ async def serve_http(
     ``"hypercorn"``. Further ``options`` go to :func:`asgi_app`; with hypercorn,
     ``hypercorn_config`` may give a ready :class:`hypercorn.config.Config` (its ``bind``
     is replaced). Cancellation stops the server: requests in progress are cancelled and
-    every connection is closed.
+    every connection is closed. ``await server.shutdown()`` stops it gracefully (see
+    :mod:`trimcp.server._shutdown`): request POSTs get 503 meanwhile, running requests
+    get their grace, then this function returns.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
@@ -95,15 +104,29 @@ async def serve_http(
         # Bound elsewhere, requests that still arrive on a loopback address are checked.
         options["host_policy"] = HostPolicy(loopback=True if loopback else None)
     app = asgi_app(server, **options)
+    shutdown = server.shutdown_control.round
     async with trio.open_nursery() as nursery:
         await nursery.start(app.run)
         if engine == "h11":
             serve = partial(serve_h11, app, host=host, port=port, limits=app.limits)
             bound: int = await nursery.start(serve)
+            task_status.started(bound)
+            await shutdown.finished.wait()
+            await _flush(app)
         else:
-            bound = await nursery.start(_serve_hypercorn, app, host, port, config)
-        task_status.started(bound)
-        await trio.sleep(math.inf)
+            async with trio.open_nursery() as http:
+                trigger = shutdown.finished.wait  # hypercorn then ends within graceful_timeout
+                bound = await http.start(_serve_hypercorn, app, host, port, config, trigger)
+                task_status.started(bound)
+        nursery.cancel_scope.cancel()
+
+
+async def _flush(app: StreamableHttpApp) -> None:
+    """After a shutdown closed the sessions: let responses finish writing, bounded."""
+    # Polled: the per-request path keeps no wake-up for this one moment.
+    with trio.move_on_after(FLUSH_TIMEOUT):
+        while app.exchanges:  # noqa: ASYNC110
+            await trio.sleep(POLL_INTERVAL)
 
 
 async def _serve_hypercorn(
@@ -111,6 +134,7 @@ async def _serve_hypercorn(
     host: str,
     port: int,
     config: Any,
+    trigger: Callable[[], Awaitable[None]],
     *,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -126,7 +150,7 @@ async def _serve_hypercorn(
     config.graceful_timeout = min(config.graceful_timeout, 3.0)
     async with trio.open_nursery() as nursery:
         binds: list[str] = await nursery.start(
-            partial(serve, app, config, shutdown_trigger=trio.sleep_forever)
+            partial(serve, app, config, shutdown_trigger=trigger)
         )
         task_status.started(int(binds[0].rsplit(":", 1)[1]) if binds else port)
 

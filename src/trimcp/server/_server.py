@@ -4,6 +4,7 @@ A :class:`Server` is a description (tools, identity, limits, middleware) that an
 of sessions serve at once; each transport's ``serve_*`` function runs one session per
 connection over it. The method registry is built once and shared by all sessions:
 handlers find their session through their context, so nothing is copied per session.
+``await server.shutdown()`` ends all of them gracefully (:mod:`._shutdown`).
 """
 
 from __future__ import annotations
@@ -46,15 +47,17 @@ from trimcp.protocol import (
 from trimcp.transports import memory_channel_pair
 from trimcp.wire import METHOD_NOT_FOUND
 
-from ._completion import CompletionKind, CompletionRegistry
+from ._completion import CompletionRegistry
 from ._context import ToolContext
-from ._downgrade import fit_initialize_result, fit_prompt_result
+from ._downgrade import fit_initialize_result
 from ._log_bridge import log_routed
 from ._pagination import DEFAULT_PAGE_SIZE, paginate
-from ._prompts import CompletionProvider, PromptRegistry
+from ._prompt_routes import PromptRoutes
+from ._prompts import PromptRegistry
 from ._request_state import RequestStateSealer
 from ._resource_routes import ResourceRoutes
 from ._resources import ResourceRegistry
+from ._shutdown import DEFAULT_ABANDON_AFTER, DEFAULT_SHUTDOWN_GRACE, ShutdownControl
 from ._stateless import CachePolicy, EraFront
 from ._subscriptions import DEFAULT_MAX_LISTENERS, SubscriptionHub
 from ._task_store import TaskStore
@@ -69,7 +72,7 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
 @final
-class Server(ResourceRoutes):
+class Server(ResourceRoutes, PromptRoutes):
     """An MCP server.
 
     Args:
@@ -144,6 +147,7 @@ class Server(ResourceRoutes):
         self.era = EraFront(self, request_state or RequestStateSealer(), cache or CachePolicy())
         self._sessions: set[Session] = set()
         self._registry: Registry | None = None
+        self.shutdown_control = ShutdownControl(self._sessions, self.subscriptions)
 
     # ------------------------------------------------------------------ registration
     @overload
@@ -187,46 +191,6 @@ class Server(ResourceRoutes):
         """Unregister a tool; live sessions get ``notifications/tools/list_changed``."""
         self.tools.remove(name)
 
-    def prompt(
-        self,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        complete: dict[str, CompletionProvider] | None = None,
-    ) -> Callable[[F], F]:
-        """Register an ``async def`` as a prompt; its ``str`` parameters are the prompt's
-        arguments (see :mod:`trimcp.server._prompts`). ``complete`` maps argument names
-        to completion providers."""
-
-        def register(func: F) -> F:
-            self.prompts.add(
-                func, name=name, title=title, description=description, icons=icons,
-                meta=meta, complete=complete,
-            )  # fmt: skip
-            return func
-
-        return register
-
-    def remove_prompt(self, name: str) -> None:
-        """Unregister a prompt; live sessions get ``notifications/prompts/list_changed``."""
-        self.prompts.remove(name)
-
-    def completion(
-        self, kind: CompletionKind, ref: str, argument: str
-    ) -> Callable[[CompletionProvider], CompletionProvider]:
-        """Register ``async (value, context_arguments) -> list[str]`` as the completion
-        of ``argument`` of prompt ``ref`` (``kind="prompt"``) or of variable ``argument``
-        of URI template ``ref`` (``kind="resource"``)."""
-
-        def register(func: CompletionProvider) -> CompletionProvider:
-            self.completions.add(kind, ref, argument, func)
-            return func
-
-        return register
-
     def capabilities(self) -> ServerCapabilities:
         """The capabilities this server declares in ``initialize``."""
         tools = (
@@ -249,13 +213,6 @@ class Server(ResourceRoutes):
             if state.initialized and state.server_capabilities.tools is not None:
                 session.notify_soon("notifications/tools/list_changed")
         self.subscriptions.publish("notifications/tools/list_changed")
-
-    def _prompts_changed(self) -> None:
-        for session in list(self._sessions):
-            state = session.state
-            if state.initialized and state.server_capabilities.prompts is not None:
-                session.notify_soon("notifications/prompts/list_changed")
-        self.subscriptions.publish("notifications/prompts/list_changed")
 
     # ------------------------------------------------------------------ method table
     @property
@@ -344,28 +301,6 @@ class Server(ResourceRoutes):
             return self.task_runner.call_tool(ctx, params)
         return self.tools.call(ToolContext(ctx), params)
 
-    async def _list_prompts(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        if ctx.session.server_capabilities.prompts is None:
-            raise McpError(METHOD_NOT_FOUND, "Method not found: prompts/list")
-        cursor = params.get("cursor") if isinstance(params, dict) else None
-        page, next_cursor = paginate("prompts", self.prompts.ordered(), cursor, self.page_size)
-        version = ctx.session.protocol_version or HANDSHAKE_VERSIONS[-1]
-        result: dict[str, Any] = {"prompts": [prompt.to_wire(version) for prompt in page]}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
-
-    async def _get_prompt(self, ctx: HandlerContext, params: GetPromptParams) -> Any:
-        if ctx.session.server_capabilities.prompts is None:
-            raise McpError(METHOD_NOT_FOUND, "Method not found: prompts/get")
-        result = await self.prompts.render(ToolContext(ctx), params.name, params.arguments or {})
-        return fit_prompt_result(ctx.session.protocol_version, result)
-
-    async def _complete(self, ctx: HandlerContext, params: CompleteParams) -> dict[str, Any]:
-        if ctx.session.server_capabilities.completions is None:
-            raise McpError(METHOD_NOT_FOUND, "Method not found: completion/complete")
-        return await self.completions.complete(params, ctx.session.protocol_version)
-
     # ------------------------------------------------------------------ serving
     async def serve_channel(
         self,
@@ -373,7 +308,7 @@ class Server(ResourceRoutes):
         *,
         task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Serve one session over ``channel`` until the peer goes away."""
+        """Serve one session over ``channel`` until the peer goes away or :meth:`shutdown`."""
         async with open_session(
             channel,
             role=Role.SERVER,
@@ -384,6 +319,7 @@ class Server(ResourceRoutes):
         ) as session:
             self._sessions.add(session)
             try:
+                self.shutdown_control.admit(session)
                 task_status.started(session)
                 # A started task status still holds the temporary nursery trio.start
                 # made (a cancel scope and its sets): let it go for the session's life.
@@ -391,6 +327,15 @@ class Server(ResourceRoutes):
                 await session.wait_closed()
             finally:
                 self._sessions.discard(session)
+
+    async def shutdown(
+        self, *, grace: float = DEFAULT_SHUTDOWN_GRACE, abandon_after: float = DEFAULT_ABANDON_AFTER
+    ) -> None:
+        """End every ``serve_*`` of this server gracefully: refuse new requests, end the
+        listens, give running requests ``grace`` seconds, cancel the rest, close the
+        sessions. Returns within ``grace + abandon_after`` (see
+        :mod:`trimcp.server._shutdown`)."""
+        await self.shutdown_control.shutdown(grace, abandon_after)
 
     @property
     def sessions(self) -> frozenset[Session]:

@@ -15,7 +15,8 @@ __all__ = ["serve_stdio"]
 async def serve_stdio(
     server: Server, *, task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED
 ) -> None:
-    """Serve one session on stdin/stdout; return promptly once stdin closes.
+    """Serve one session on stdin/stdout; return promptly once stdin closes, or once
+    ``server.shutdown()`` has ended the session (see :mod:`trimcp.server._shutdown`).
 
     ``await nursery.start(serve_stdio, server)`` returns once the session is running.
     """

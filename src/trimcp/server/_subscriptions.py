@@ -182,6 +182,10 @@ class SubscriptionHub:
                 await listener.wakeup.wait()
                 listener.wakeup = trio.Event()
                 while listener.queue:
+                    # Checked before the notice is queued: a coalesced write queues
+                    # its bytes first, and another writer may take them into its batch
+                    # while a cancelled sender is still on its way out (WriteBatcher).
+                    await trio.lowlevel.checkpoint_if_cancelled()
                     method, note = listener.queue.popleft()
                     await ctx.notify(method, {**(note or {}), "_meta": dict(tag)})
             return {"_meta": dict(tag)}

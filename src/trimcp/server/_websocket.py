@@ -9,7 +9,6 @@ connections on its endpoint path (``serve_http(engine="hypercorn")`` does that).
 from __future__ import annotations
 
 import logging
-from functools import partial
 
 import trio
 
@@ -40,13 +39,15 @@ async def serve_websocket(
     host_policy: HostPolicy | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve ``server`` on ``ws://host:port{path}`` until cancelled.
+    """Serve ``server`` on ``ws://host:port{path}`` until cancelled or shut down.
 
     ``task_status.started()`` reports the bound port (``port=0`` picks a free one).
     Bounds are in ``limits``: past ``max_connections`` a new client is refused with 503.
     The DNS-rebinding guard is on, as for :func:`~trimcp.serve_http`: bound to
     loopback, ``Host`` and ``Origin`` must name loopback. Cancellation ends every
-    session and closes every connection.
+    session and closes every connection. ``await server.shutdown()`` stops it
+    gracefully: no new connection is accepted, running requests get their grace, and
+    this function returns once every connection has ended.
     """
     limits = limits or WebSocketLimits()
     if host_policy is None:
@@ -85,7 +86,22 @@ async def serve_websocket(
         finally:
             active -= 1
 
+    shutdown = server.shutdown_control.round
     async with trio.open_nursery() as nursery:
         await nursery.start(server.tasks.run)
-        await nursery.start(partial(trio.serve_listeners, handle, listeners))
-        task_status.started(bound)
+        async with trio.open_nursery() as connections:
+            accepting = trio.CancelScope()
+
+            async def accept(task_status: trio.TaskStatus[object]) -> None:
+                # serve_listeners closes each listener as it stops accepting.
+                with accepting:
+                    await trio.serve_listeners(
+                        handle, listeners, handler_nursery=connections, task_status=task_status
+                    )
+
+            await connections.start(accept)
+            task_status.started(bound)
+            await shutdown.requested.wait()
+            accepting.cancel()
+            # The shutdown closes every session; each connection then ends by itself.
+        nursery.cancel_scope.cancel()

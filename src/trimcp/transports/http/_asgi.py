@@ -50,7 +50,7 @@ from ._asgi_io import (
     send_empty,
     send_error,
 )
-from ._asgi_post import SESSION_NOT_FOUND, serve_post, session_headers
+from ._asgi_post import SESSION_NOT_FOUND, serve_post, session_headers, shutting_down
 from ._event_store import EventStore, MemoryEventStore
 from ._guards import (
     SERVER_ERROR,
@@ -97,6 +97,8 @@ class StreamableHttpApp:
       legacy_sse: also serve the 2024-11-05 HTTP+SSE transport for old clients
         (:mod:`._legacy_sse`), at ``sse_path`` and ``messages_path``; never when
         ``stateless``.
+      draining: tells whether the server is shutting down (``Server.shutdown``): then a
+        POST carrying a request gets 503 with ``Retry-After`` and a ``-32000`` error.
     """
 
     def __init__(
@@ -115,8 +117,14 @@ class StreamableHttpApp:
         messages_path: str = "/messages",
         websocket_limits: WebSocketLimits | None = None,
         background: Callable[..., Awaitable[object]] | None = None,
+        draining: Callable[[], bool] | None = None,
     ) -> None:
         self.path = path
+        #: Whether the server behind is shutting down: a POST carrying a request is
+        #: then refused with 503 (answers and notifications still pass).
+        self.draining = draining
+        #: HTTP exchanges being served now (a shutdown lets them finish writing).
+        self.exchanges = 0
         #: Runs beside the sessions for as long as they do (a server's task nursery);
         #: started with ``task_status``.
         self.background = background
@@ -192,6 +200,7 @@ class StreamableHttpApp:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope.get("headers", ()))
+        self.exchanges += 1
         try:
             try:
                 await self._route(scope, receive, send, headers)
@@ -199,6 +208,8 @@ class StreamableHttpApp:
                 await send_error(send, error)
         except ClientGone:
             logger.debug("client went away before its response")
+        finally:
+            self.exchanges -= 1
 
     def _route(
         self, scope: Scope, receive: Receive, send: Send, headers: Headers
@@ -288,6 +299,8 @@ class StreamableHttpApp:
         requests = [m for m in messages if isinstance(m, Request)]
         first_id = requests[0].id if len(messages) == 1 and requests else None
         try:
+            if requests and self.draining is not None and self.draining():
+                raise shutting_down(self.limits)
             if candidate and self.serves_stateless and is_modern_post(headers, messages):
                 await self._modern_post(messages, receive, send, headers)
                 return
@@ -385,7 +398,9 @@ class StreamableHttpApp:
         status: Callable[[int], int] | None = None,
     ) -> None:
         try:
-            await serve_post(channel, messages, requests, receive, send, self.limits, status)
+            await serve_post(
+                channel, messages, requests, receive, send, self.limits, status, self.draining
+            )
         finally:
             if channel.session_id is None:
                 self.manager.terminate(channel)

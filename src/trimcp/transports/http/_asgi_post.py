@@ -22,7 +22,14 @@ from ._guards import SERVER_ERROR, HttpError
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
 
-__all__ = ["SESSION_NOT_FOUND", "deliver", "deliver_within", "serve_post", "session_headers"]
+__all__ = [
+    "SESSION_NOT_FOUND",
+    "deliver",
+    "deliver_within",
+    "serve_post",
+    "session_headers",
+    "shutting_down",
+]
 
 SESSION_NOT_FOUND: Final = -32001
 
@@ -42,10 +49,12 @@ async def serve_post(
     send: Send,
     limits: HttpServerLimits,
     status: Callable[[int], int] | None = None,
+    draining: Callable[[], bool] | None = None,
 ) -> None:
     """Deliver one POST's messages to ``channel`` and answer it: 202 when it holds no
     request, else the requests' outbox pumped as JSON or SSE (``status`` maps a JSON
-    error body's code to its HTTP status, for the stateless era)."""
+    error body's code to its HTTP status, for the stateless era). A session that ends
+    before any output gives 404, or 503 while ``draining`` (a server shutting down)."""
     channel.busy += 1
     try:
         if not requests:
@@ -72,6 +81,9 @@ async def serve_post(
             if not channel.closed:  # cancelled before any output: an empty stream
                 await send_sse_end(send, headers)
                 return
+            if draining is not None and draining():
+                await send_error(send, shutting_down(limits), headers)
+                return
             await send_error(
                 send,
                 HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND),
@@ -93,6 +105,16 @@ async def serve_post(
     finally:
         channel.busy -= 1
         channel.touch()
+
+
+def shutting_down(limits: HttpServerLimits) -> HttpError:
+    """The refusal of a server that is shutting down: 503 with ``Retry-After``."""
+    return HttpError(
+        503,
+        "Service Unavailable: the server is shutting down",
+        code=SERVER_ERROR,
+        headers=[(b"retry-after", str(limits.retry_after).encode())],
+    )
 
 
 class _Inbox(Protocol):

@@ -1,0 +1,111 @@
+"""The prompts half of :class:`~trimcp.server.Server`: decorators and ``prompts/*``,
+``completion/complete``.
+
+``Server`` inherits :class:`PromptRoutes`, as it inherits ``ResourceRoutes``: the
+registration API (``@server.prompt``, ``@server.completion``), the list-changed notice,
+and the request handlers stay apart from the tools and lifecycle code. The ``prompts``
+capability is declared only when a prompt is registered or ``declare_prompts`` is set;
+without it every ``prompts/*`` request is ``-32601``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from trimcp.dispatch import McpError
+from trimcp.nursery import HandlerContext, Session
+from trimcp.protocol import HANDSHAKE_VERSIONS, CompleteParams, GetPromptParams, Icon
+from trimcp.wire import METHOD_NOT_FOUND
+
+from ._completion import CompletionKind, CompletionRegistry
+from ._context import ToolContext
+from ._downgrade import fit_prompt_result
+from ._pagination import paginate
+from ._prompts import CompletionProvider, PromptRegistry
+from ._subscriptions import SubscriptionHub
+
+__all__ = ["PromptRoutes"]
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+class PromptRoutes:
+    """Prompt and completion registration and handlers, mixed into ``Server``."""
+
+    prompts: PromptRegistry
+    completions: CompletionRegistry
+    page_size: int
+    subscriptions: SubscriptionHub
+    _sessions: set[Session]
+
+    # ------------------------------------------------------------------ registration
+    def prompt(
+        self,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        complete: dict[str, CompletionProvider] | None = None,
+    ) -> Callable[[F], F]:
+        """Register an ``async def`` as a prompt; its ``str`` parameters are the prompt's
+        arguments (see :mod:`trimcp.server._prompts`). ``complete`` maps argument names
+        to completion providers."""
+
+        def register(func: F) -> F:
+            self.prompts.add(
+                func, name=name, title=title, description=description, icons=icons,
+                meta=meta, complete=complete,
+            )  # fmt: skip
+            return func
+
+        return register
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt; live sessions get ``notifications/prompts/list_changed``."""
+        self.prompts.remove(name)
+
+    def completion(
+        self, kind: CompletionKind, ref: str, argument: str
+    ) -> Callable[[CompletionProvider], CompletionProvider]:
+        """Register ``async (value, context_arguments) -> list[str]`` as the completion
+        of ``argument`` of prompt ``ref`` (``kind="prompt"``) or of variable ``argument``
+        of URI template ``ref`` (``kind="resource"``)."""
+
+        def register(func: CompletionProvider) -> CompletionProvider:
+            self.completions.add(kind, ref, argument, func)
+            return func
+
+        return register
+
+    def _prompts_changed(self) -> None:
+        for session in list(self._sessions):
+            state = session.state
+            if state.initialized and state.server_capabilities.prompts is not None:
+                session.notify_soon("notifications/prompts/list_changed")
+        self.subscriptions.publish("notifications/prompts/list_changed")
+
+    # ------------------------------------------------------------------ handlers
+    async def _list_prompts(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
+        if ctx.session.server_capabilities.prompts is None:
+            raise McpError(METHOD_NOT_FOUND, "Method not found: prompts/list")
+        cursor = params.get("cursor") if isinstance(params, dict) else None
+        page, next_cursor = paginate("prompts", self.prompts.ordered(), cursor, self.page_size)
+        version = ctx.session.protocol_version or HANDSHAKE_VERSIONS[-1]
+        result: dict[str, Any] = {"prompts": [prompt.to_wire(version) for prompt in page]}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    async def _get_prompt(self, ctx: HandlerContext, params: GetPromptParams) -> Any:
+        if ctx.session.server_capabilities.prompts is None:
+            raise McpError(METHOD_NOT_FOUND, "Method not found: prompts/get")
+        result = await self.prompts.render(ToolContext(ctx), params.name, params.arguments or {})
+        return fit_prompt_result(ctx.session.protocol_version, result)
+
+    async def _complete(self, ctx: HandlerContext, params: CompleteParams) -> dict[str, Any]:
+        if ctx.session.server_capabilities.completions is None:
+            raise McpError(METHOD_NOT_FOUND, "Method not found: completion/complete")
+        return await self.completions.complete(params, ctx.session.protocol_version)
