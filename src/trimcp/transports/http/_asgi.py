@@ -16,7 +16,8 @@ code runs :meth:`StreamableHttpApp.run` in a nursery of its own (``serve_http`` 
 Both eras on one endpoint: a POST naming a stateless-era (2026-07-28) version, or
 carrying that era's ``_meta`` without a session id, is checked by :mod:`._modern_post`
 and served by a session of its own that ends with the response (closing the stream
-cancels it); GET and DELETE of that era are 405. :mod:`._asgi_post` answers POSTs.
+cancels it); GET and DELETE of that era are 405. :mod:`._asgi_post` answers POSTs;
+:mod:`._asgi_get` finds a request's session and serves GET and DELETE.
 """
 
 from __future__ import annotations
@@ -40,17 +41,17 @@ from trimcp.wire import (
 
 from ..websocket._asgi import serve_asgi_websocket
 from ..websocket._limits import WebSocketLimits
+from ._asgi_get import SessionRoutes
 from ._asgi_io import (
     ClientGone,
     Receive,
     Scope,
     Send,
-    pump,
     read_body,
     send_empty,
     send_error,
 )
-from ._asgi_post import SESSION_NOT_FOUND, serve_post, session_headers, shutting_down
+from ._asgi_post import serve_post, shutting_down
 from ._event_store import EventStore, MemoryEventStore
 from ._guards import (
     SERVER_ERROR,
@@ -60,7 +61,6 @@ from ._guards import (
     accepts,
     check_framing,
     check_host_and_origin,
-    check_session_id,
     is_json_content_type,
 )
 from ._legacy_sse import LegacySseEndpoint
@@ -77,7 +77,7 @@ _DEFAULT_STORE: Final[Any] = object()
 
 
 @final
-class StreamableHttpApp:
+class StreamableHttpApp(SessionRoutes):
     """An ASGI app serving MCP sessions over Streamable HTTP.
 
     Args:
@@ -242,39 +242,6 @@ class StreamableHttpApp:
             405, "Method Not Allowed", code=SERVER_ERROR, headers=[(b"allow", allow.encode())]
         )
 
-    # ------------------------------------------------------------------ sessions
-    def _lookup(self, headers: Headers) -> HttpSessionChannel | None:
-        values = headers.get_all("mcp-session-id")
-        if not values or self.stateless:
-            return None
-        if len(values) > 1:
-            raise HttpError(400, "Bad Request: more than one Mcp-Session-Id")
-        check_session_id(values[0])
-        channel = self.manager.get(values[0])
-        if channel is None:
-            raise HttpError(404, "Not Found: unknown or terminated session", code=SESSION_NOT_FOUND)
-        return channel
-
-    def _require(self, headers: Headers) -> HttpSessionChannel:
-        channel = self._lookup(headers)
-        if channel is None:
-            raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
-        return channel
-
-    def _check_version(self, headers: Headers, channel: HttpSessionChannel | None) -> None:
-        """``MCP-Protocol-Version``: absent means 2025-03-26; else supported and agreed."""
-        value = headers.get("mcp-protocol-version")
-        if value is None:
-            return
-        if value not in self.supported_versions:
-            raise HttpError(400, "Bad Request: unsupported MCP-Protocol-Version")
-        negotiated = channel.protocol_version if channel is not None else None
-        if negotiated is not None and value != negotiated:
-            raise HttpError(400, "Bad Request: MCP-Protocol-Version does not match the session")
-
-    def _session_headers(self, channel: HttpSessionChannel) -> list[tuple[bytes, bytes]]:
-        return session_headers(channel)
-
     # ------------------------------------------------------------------ POST
     async def _post(self, receive: Receive, send: Send, headers: Headers) -> None:
         if not accepts(headers, "application/json", "text/event-stream"):
@@ -404,45 +371,3 @@ class StreamableHttpApp:
         finally:
             if channel.session_id is None:
                 self.manager.terminate(channel)
-
-    # ------------------------------------------------------------------ GET / DELETE
-    async def _get(self, receive: Receive, send: Send, headers: Headers) -> None:
-        if not accepts(headers, "text/event-stream"):
-            raise HttpError(406, "Not Acceptable: Accept must include text/event-stream")
-        channel = self._require(headers)
-        self._check_version(headers, channel)
-        last_event_id = headers.get("last-event-id")
-        if last_event_id is not None:
-            if len(last_event_id) > 256 or not last_event_id.isprintable():
-                raise HttpError(400, "Bad Request: malformed Last-Event-ID")
-            outbox = await channel.resume(last_event_id)
-            if outbox is None:
-                raise HttpError(400, "Bad Request: unknown Last-Event-ID")
-        else:
-            outbox = channel.open_standalone()
-            if outbox is None:
-                raise HttpError(
-                    409,
-                    "Conflict: this session already has a standalone SSE stream",
-                    code=SERVER_ERROR,
-                )
-            await channel.prime_standalone(outbox)
-        channel.busy += 1
-        try:
-            await pump(
-                outbox,
-                receive,
-                send,
-                self._session_headers(channel),
-                timeout=self.limits.send_timeout,
-            )
-        finally:
-            channel.detach(outbox)
-            channel.busy -= 1
-            channel.touch()
-
-    async def _delete(self, send: Send, headers: Headers) -> None:
-        channel = self._require(headers)
-        self._check_version(headers, channel)
-        self.manager.terminate(channel)
-        await send_empty(send, 200)
