@@ -354,7 +354,7 @@ class StreamableHttpApp(SessionRoutes):
             await answered.wait()
         await channel.deliver(Notification(method="notifications/initialized"))
 
-    async def _serve_post(
+    def _serve_post(
         self,
         channel: HttpSessionChannel,
         messages: list[Message],
@@ -363,11 +363,9 @@ class StreamableHttpApp(SessionRoutes):
         send: Send,
         *,
         status: Callable[[int], int] | None = None,
-    ) -> None:
-        try:
-            await serve_post(
-                channel, messages, requests, receive, send, self.limits, status, self.draining
-            )
-        finally:
-            if channel.session_id is None:
-                self.manager.terminate(channel)
+    ) -> Awaitable[None]:
+        # serve_post's awaitable, handed back: a parked POST keeps no frame here.
+        return serve_post(
+            channel, messages, requests, receive, send, self.limits, status, self.draining,
+            self.manager.terminate,
+        )  # fmt: skip

@@ -147,9 +147,9 @@ async def pump(
     headers: RawHeaders,
     *,
     timeout: float,
-    on_empty: Callable[[], Awaitable[None]] | None = None,
+    leave_empty: bool = False,
     status: Callable[[int], int] | None = None,
-) -> bool:
+) -> bool | None:
     """Write ``outbox`` as the response: one JSON body, or an SSE stream.
 
     Returns ``True`` when the response was completed, ``False`` when the client went
@@ -159,7 +159,8 @@ async def pump(
     ``receive``. Since watching registers a read with the OS, a response first waits up
     to :data:`EAGER_ROUNDS` scheduler rounds, and a JSON answer ready by then is written
     without watching at all (disconnection is noticed that much later).
-    ``on_empty`` answers a response that ends before its first item.
+    With ``leave_empty``, a response that ends before its first item is left unwritten
+    and ``None`` returned, for the caller to answer (without, it is an empty stream).
     ``status`` maps the code of a JSON error body to its HTTP status (the stateless
     era answers its request errors with 400 or 404); without it every body is 200.
     """
@@ -181,9 +182,8 @@ async def pump(
                     raise ClientGone("the client went away")
             item = await outbox.get()
             if not started:
-                if item is None and on_empty is not None:
-                    await on_empty()
-                    return True
+                if item is None and leave_empty:
+                    return None
                 if item is not None and outbox.json:
                     code = 200 if status is None else _error_status(item[1], status)
                     await send_json(send, code, item[1], headers, timeout=timeout)

@@ -50,11 +50,14 @@ async def serve_post(
     limits: HttpServerLimits,
     status: Callable[[int], int] | None = None,
     draining: Callable[[], bool] | None = None,
+    terminate: Callable[[HttpSessionChannel], object] | None = None,
 ) -> None:
     """Deliver one POST's messages to ``channel`` and answer it: 202 when it holds no
     request, else the requests' outbox pumped as JSON or SSE (``status`` maps a JSON
     error body's code to its HTTP status, for the stateless era). A session that ends
-    before any output gives 404, or 503 while ``draining`` (a server shutting down)."""
+    before any output gives 404, or 503 while ``draining`` (a server shutting down).
+    A channel without a session id (its own session, for this POST) is given to
+    ``terminate`` at the end."""
     channel.busy += 1
     try:
         if not requests:
@@ -76,35 +79,43 @@ async def serve_post(
                 channel.detach(outbox)
                 raise
         headers = session_headers(channel)
-
-        async def gone() -> None:
-            if not channel.closed:  # cancelled before any output: an empty stream
-                await send_sse_end(send, headers)
-                return
-            if draining is not None and draining():
-                await send_error(send, shutting_down(limits), headers)
-                return
-            await send_error(
-                send,
-                HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND),
-                headers,
-            )
-
         try:
-            await pump(
+            written = await pump(
                 outbox,
                 receive,
                 send,
                 headers,
                 timeout=limits.send_timeout,
-                on_empty=gone,
+                leave_empty=True,
                 status=status,
             )
         finally:
             channel.detach(outbox)
+        if written is None:
+            await _answer_empty(channel, send, headers, limits, draining)
     finally:
         channel.busy -= 1
         channel.touch()
+        if terminate is not None and channel.session_id is None:
+            terminate(channel)
+
+
+async def _answer_empty(
+    channel: HttpSessionChannel,
+    send: Send,
+    headers: list[tuple[bytes, bytes]],
+    limits: HttpServerLimits,
+    draining: Callable[[], bool] | None,
+) -> None:
+    """The answer of a POST whose requests ended with no output."""
+    if not channel.closed:  # cancelled before any output: an empty stream
+        await send_sse_end(send, headers)
+    elif draining is not None and draining():
+        await send_error(send, shutting_down(limits), headers)
+    else:
+        await send_error(
+            send, HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND), headers
+        )
 
 
 def shutting_down(limits: HttpServerLimits) -> HttpError:
