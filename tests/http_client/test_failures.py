@@ -153,6 +153,31 @@ async def test_dropped_connection_fails_everything_waiting(
         nursery.cancel_scope.cancel()
 
 
+async def test_a_broken_channel_never_cancels_the_code_using_the_client(
+    clock: trio.testing.MockClock,
+) -> None:
+    """The waiting call fails; the code around it goes on (no Cancelled from below)."""
+
+    async def call(request: FakeRequest, ex: Exchange) -> None:
+        await ex.start_sse()
+        await trio.sleep(1)
+        await ex.abort()
+
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app({"tools/call": call}))
+        reached: list[str] = []
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(
+                trimcp.streamable_http(server.url, listen=False), era="handshake"
+            ) as client:
+                with pytest.raises(trimcp.ConnectionClosedError, match="lost the connection"):
+                    await client.call_tool("drop")
+                await trio.sleep(5)  # a checkpoint after the break: not cancelled
+                reached.append("after the break")
+        assert reached == ["after the break"]
+        nursery.cancel_scope.cancel()
+
+
 async def test_unreachable_server_fails_open_client(clock: trio.testing.MockClock) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

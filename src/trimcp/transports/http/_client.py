@@ -101,7 +101,7 @@ class StreamableHttp:
         with unwrap_single():
             try:
                 async with trio.open_nursery() as nursery:
-                    channel._start(nursery)
+                    await nursery.start(channel._run)
                     try:
                         yield channel
                     finally:

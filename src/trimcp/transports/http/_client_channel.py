@@ -209,8 +209,18 @@ class HttpClientChannel:
         self.tool_headers = ToolHeaderTable()
 
     # ------------------------------------------------------------------ lifecycle
-    def _start(self, nursery: trio.Nursery) -> None:
-        self._nursery = nursery
+    async def _run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Hold the nursery of the channel's own tasks (POSTs, streams) until it ends.
+
+        Its own, not the caller's: breaking the channel cancels these tasks only, and
+        the session above learns of it from ``receive()`` (every waiting call fails
+        with :class:`~trimcp.ConnectionClosedError`), so the code using the client is
+        never cancelled from under it.
+        """
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            await trio.sleep_forever()
 
     def _stop(self) -> None:
         self._closed = True
@@ -414,7 +424,10 @@ class HttpClientChannel:
             if not status.done:
                 if request_id is not None:
                     self._outstanding.pop(request_id, None)
-                status.failed(_GivenUp("the POST was given up before it was sent"))
+                if self.failure is not None:  # the channel broke first: say why
+                    status.failed(trio.BrokenResourceError(self.failure))
+                else:
+                    status.failed(_GivenUp("the POST was given up before it was sent"))
 
     async def _exchange(self, message: Message, status: _Started, call: _Call) -> None:
         request_id = message.id if isinstance(message, Request) else None

@@ -179,6 +179,11 @@ class HttpConnection:
             try:
                 event = self.h11.next_event()
             except h11.RemoteProtocolError as exc:
+                if self.h11.trailing_data[1]:
+                    # EOF in the middle of the response: h11's words for it are obscure.
+                    raise HttpTransportError(
+                        "the server closed the connection before its response was complete"
+                    ) from exc
                 raise HttpTransportError(f"malformed HTTP response: {exc}") from exc
             if event is not h11.NEED_DATA:
                 assert isinstance(event, h11.Event)
