@@ -57,6 +57,16 @@ async def hang(ctx: trimcp.ToolContext) -> str:
 
 
 @server.tool()
+async def hold() -> str:
+    """Return once a line arrives on stdin (an HTTP or WebSocket child does not read it)."""
+    mark("hold started")
+    stream = trio.lowlevel.FdStream(os.dup(0))
+    async with stream:
+        await stream.receive_some(1)
+    return "released"
+
+
+@server.tool()
 async def chatter(ctx: trimcp.ToolContext) -> str:
     """Send progress notifications until sending fails (blocked once the pipe is full)."""
     mark("chatter started")

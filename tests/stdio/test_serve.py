@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 
+import pytest
 import trio
 
 import trimcp
@@ -61,6 +62,82 @@ async def test_serve_http_on_an_ephemeral_port() -> None:
             assert child.process.returncode == 0, errors
             assert "Traceback" not in errors
             assert await child.out.rest() == []
+
+
+_SERVE_HTTP_LOGGED = [
+    *[sys.executable, "-m", "trimcp", "--log-level", "INFO"],
+    *["serve", "--http", "127.0.0.1:0", FIXTURE],
+]
+
+
+async def test_serve_http_shuts_down_gracefully_on_sigterm() -> None:
+    """SIGTERM lets a running call finish and answer, refuses new calls, then exits 0."""
+    with trio.fail_after(20):
+        async with raw_child(
+            _SERVE_HTTP_LOGGED,
+            stdin=subprocess.PIPE,
+        ) as child:
+            line = await child.err.until(b"trimcp: serving stdio-fixture on http://")
+            url = line.decode().rsplit(" on ", 1)[1].strip()
+            results: list[str] = []
+            async with trimcp.open_client(
+                trimcp.transports.streamable_http(url), era="handshake"
+            ) as client:
+
+                async def held() -> None:
+                    result = await client.call_tool("hold")
+                    results.append(result.content[0].text)  # type: ignore[union-attr]
+
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(held)
+                    await child.err.until(b"MARK hold started")
+                    child.process.send_signal(signal.SIGTERM)
+                    await child.err.until(b"shutting down on SIGTERM")
+                    with pytest.raises(trimcp.McpError, match="shutting down"):
+                        await client.call_tool("echo", {"text": "too late"})
+                    assert child.process.stdin is not None
+                    await child.process.stdin.send_all(b"go\n")  # the held call finishes
+            assert results == ["released"]
+            await child.process.wait()
+            errors = b"\n".join(await child.err.rest()).decode()
+            assert child.process.returncode == 0, errors
+            assert "Traceback" not in errors
+
+
+async def test_a_second_signal_stops_at_once() -> None:
+    """SIGINT during the grace cancels the running call instead of waiting for it."""
+    with trio.fail_after(20):
+        async with raw_child(
+            _SERVE_HTTP_LOGGED,
+            stdin=subprocess.PIPE,
+        ) as child:
+            line = await child.err.until(b"trimcp: serving stdio-fixture on http://")
+            url = line.decode().rsplit(" on ", 1)[1].strip()
+            failures: list[BaseException] = []
+            async with trimcp.open_client(
+                trimcp.transports.streamable_http(url), era="handshake"
+            ) as client:
+
+                async def held() -> None:
+                    try:
+                        await client.call_tool("hold")
+                    except trimcp.McpError as exc:
+                        failures.append(exc)
+
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(held)
+                    await child.err.until(b"MARK hold started")
+                    child.process.send_signal(signal.SIGTERM)
+                    await child.err.until(b"shutting down on SIGTERM")
+                    child.process.send_signal(signal.SIGINT)
+                    await child.err.until(b"stopping at once on SIGINT")
+                    # Well within the 5 s grace: the process ends without the held call.
+                    with trio.fail_after(4):
+                        await child.process.wait()
+            assert len(failures) == 1  # the connection went away with its process
+            errors = b"\n".join(await child.err.rest()).decode()
+            assert child.process.returncode == 0, errors
+            assert "Traceback" not in errors
 
 
 async def test_serve_websocket_on_an_ephemeral_port() -> None:

@@ -2,7 +2,9 @@
 
 Contract: logging goes to stderr only (stdout belongs to the protocol when serving
 stdio); a usage or target error prints one line to stderr and exits 2; ``serve`` over
-stdio exits 0 once stdin closes; ``serve --http`` exits 0 after SIGINT or SIGTERM.
+stdio exits 0 once stdin closes; ``serve --http`` and ``--ws`` shut down gracefully on
+SIGINT or SIGTERM (running requests finish within the grace, a second signal stops at
+once) and exit 0.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import importlib
 import logging
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from functools import partial
 from typing import Any, cast
 
@@ -134,11 +136,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 async def _run_http(
     serve_http: Callable[..., Any], server: Server, host: str, port: int, scheme: str = "http"
 ) -> None:
-    """Serve until SIGINT or SIGTERM, then stop by cancellation (exit status 0).
+    """Serve until SIGINT or SIGTERM, then shut down gracefully (exit status 0).
 
-    The signals are taken over rather than left to raise ``KeyboardInterrupt``, which
-    would land in whichever task runs at that moment (an HTTP response half sent, say)
-    instead of unwinding the server in order.
+    The first signal starts :meth:`Server.shutdown`: new requests are refused, running
+    ones get its grace to finish and answer, then the rest are cancelled and the serve
+    function returns. A second signal stops at once (cancellation). The signals are
+    taken over rather than left to raise ``KeyboardInterrupt``, which would land in
+    whichever task runs at that moment (an HTTP response half sent, say) instead of
+    unwinding the server in order.
     """
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
@@ -151,9 +156,22 @@ async def _run_http(
                 flush=True,
             )
             async for signum in signals:
-                logger.info("stopping on %s", signal.Signals(signum).name)
-                nursery.cancel_scope.cancel()
+                logger.info(
+                    "shutting down on %s (a second signal stops at once)",
+                    signal.Signals(signum).name,
+                )
                 break
+            async with trio.open_nursery() as stopping:
+                stopping.start_soon(_stop_on_signal, signals, nursery.cancel_scope)
+                await server.shutdown()
+                stopping.cancel_scope.cancel()
+
+
+async def _stop_on_signal(signals: AsyncIterator[int], scope: trio.CancelScope) -> None:
+    async for signum in signals:
+        logger.info("stopping at once on %s", signal.Signals(signum).name)
+        scope.cancel()
+        return
 
 
 def main(argv: Sequence[str] | None = None) -> int:
