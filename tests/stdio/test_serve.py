@@ -7,13 +7,15 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 import trio
 
 import trimcp
 
-from ._child import FIXTURE, HERE, raw_child, serve_argv
+from ._child import FIXTURE, HERE, RawChild, raw_child, serve_argv
 
 
 async def run_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -70,74 +72,59 @@ _SERVE_HTTP_LOGGED = [
 ]
 
 
+@asynccontextmanager
+async def _held_call_then_sigterm() -> AsyncIterator[tuple[RawChild, trimcp.Client, list[object]]]:
+    """A ``serve --http`` child with one call held in its ``hold`` tool, just sent
+    SIGTERM. Yields the child, the client and the held call's outcome (its text or its
+    error, once it ends); on exit the child must have ended with status 0, cleanly."""
+    async with raw_child(_SERVE_HTTP_LOGGED, stdin=subprocess.PIPE) as child:
+        line = await child.err.until(b"trimcp: serving stdio-fixture on http://")
+        url = line.decode().rsplit(" on ", 1)[1].strip()
+        outcome: list[object] = []
+        async with trimcp.open_client(
+            trimcp.transports.streamable_http(url), era="handshake"
+        ) as client:
+
+            async def held() -> None:
+                try:
+                    result = await client.call_tool("hold")
+                    outcome.append(result.content[0].text)  # type: ignore[union-attr]
+                except trimcp.McpError as exc:
+                    outcome.append(exc)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(held)
+                await child.err.until(b"MARK hold started")
+                child.process.send_signal(signal.SIGTERM)
+                await child.err.until(b"shutting down on SIGTERM")
+                yield child, client, outcome
+        await child.process.wait()
+        errors = b"\n".join(await child.err.rest()).decode()
+        assert child.process.returncode == 0, errors
+        assert "Traceback" not in errors
+
+
 async def test_serve_http_shuts_down_gracefully_on_sigterm() -> None:
     """SIGTERM lets a running call finish and answer, refuses new calls, then exits 0."""
     with trio.fail_after(20):
-        async with raw_child(
-            _SERVE_HTTP_LOGGED,
-            stdin=subprocess.PIPE,
-        ) as child:
-            line = await child.err.until(b"trimcp: serving stdio-fixture on http://")
-            url = line.decode().rsplit(" on ", 1)[1].strip()
-            results: list[str] = []
-            async with trimcp.open_client(
-                trimcp.transports.streamable_http(url), era="handshake"
-            ) as client:
-
-                async def held() -> None:
-                    result = await client.call_tool("hold")
-                    results.append(result.content[0].text)  # type: ignore[union-attr]
-
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(held)
-                    await child.err.until(b"MARK hold started")
-                    child.process.send_signal(signal.SIGTERM)
-                    await child.err.until(b"shutting down on SIGTERM")
-                    with pytest.raises(trimcp.McpError, match="shutting down"):
-                        await client.call_tool("echo", {"text": "too late"})
-                    assert child.process.stdin is not None
-                    await child.process.stdin.send_all(b"go\n")  # the held call finishes
-            assert results == ["released"]
-            await child.process.wait()
-            errors = b"\n".join(await child.err.rest()).decode()
-            assert child.process.returncode == 0, errors
-            assert "Traceback" not in errors
+        async with _held_call_then_sigterm() as (child, client, outcome):
+            with pytest.raises(trimcp.McpError, match="shutting down"):
+                await client.call_tool("echo", {"text": "too late"})
+            assert child.process.stdin is not None
+            await child.process.stdin.send_all(b"go\n")  # the held call finishes
+    assert outcome == ["released"]
 
 
 async def test_a_second_signal_stops_at_once() -> None:
-    """SIGINT during the grace cancels the running call instead of waiting for it."""
+    """SIGINT during the grace ends the process without waiting for the running call."""
     with trio.fail_after(20):
-        async with raw_child(
-            _SERVE_HTTP_LOGGED,
-            stdin=subprocess.PIPE,
-        ) as child:
-            line = await child.err.until(b"trimcp: serving stdio-fixture on http://")
-            url = line.decode().rsplit(" on ", 1)[1].strip()
-            failures: list[BaseException] = []
-            async with trimcp.open_client(
-                trimcp.transports.streamable_http(url), era="handshake"
-            ) as client:
-
-                async def held() -> None:
-                    try:
-                        await client.call_tool("hold")
-                    except trimcp.McpError as exc:
-                        failures.append(exc)
-
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(held)
-                    await child.err.until(b"MARK hold started")
-                    child.process.send_signal(signal.SIGTERM)
-                    await child.err.until(b"shutting down on SIGTERM")
-                    child.process.send_signal(signal.SIGINT)
-                    await child.err.until(b"stopping at once on SIGINT")
-                    # Well within the 5 s grace: the process ends without the held call.
-                    with trio.fail_after(4):
-                        await child.process.wait()
-            assert len(failures) == 1  # the connection went away with its process
-            errors = b"\n".join(await child.err.rest()).decode()
-            assert child.process.returncode == 0, errors
-            assert "Traceback" not in errors
+        async with _held_call_then_sigterm() as (child, _client, outcome):
+            child.process.send_signal(signal.SIGINT)
+            await child.err.until(b"stopping at once on SIGINT")
+            with trio.fail_after(4):  # well within the 5 s grace
+                await child.process.wait()
+    assert len(outcome) == 1  # the connection went away with the process
+    assert isinstance(outcome[0], trimcp.ConnectionClosedError)
 
 
 async def test_serve_websocket_on_an_ephemeral_port() -> None:
