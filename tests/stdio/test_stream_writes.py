@@ -200,3 +200,41 @@ async def test_a_sender_cancelled_after_its_line_was_taken_returns_normally() ->
     assert outcome == ["returned", "not cancelled"]
     assert sorted(_numbers(out.writes)) == [0, 1, 2]
     assert len(out.writes) == 2
+
+
+async def test_a_sender_already_cancelled_never_has_its_line_written() -> None:
+    # Trio's cancellation check (the lock's among them) lets other tasks run before it
+    # raises. A cancelled sender that queued its line first would let the lock holder
+    # take it meanwhile: the line went out and the send returned normally (a torn-down
+    # subscription still notified).
+    #
+    # Line 0 is in the pipe and the sender of line 1 waits for the lock. Two cancelled
+    # senders wake in the same scheduling step as line 0's writer, one before it and one
+    # after it (Trio runs a step's tasks in either order): when line 0's write ends the
+    # lock goes to the sender of line 1, which takes its batch while the cancelled
+    # senders are still in their cancellation checks.
+    async with trio.open_nursery() as nursery:
+        out, channel = await _line_0_in_the_pipe(nursery)
+        nursery.start_soon(channel.send, _note(1))
+        await trio.testing.wait_all_tasks_blocked()
+        woken = [trio.Event(), trio.Event()]
+        scopes: list[trio.CancelScope] = []
+        outcome: list[str] = []
+
+        async def cancelled_sender(n: int) -> None:
+            await woken[n - 10].wait()
+            with trio.CancelScope() as scope:
+                scopes.append(scope)
+                scope.cancel()
+                await channel.send(_note(n))
+                outcome.append(f"{n} returned")
+
+        nursery.start_soon(cancelled_sender, 10)
+        nursery.start_soon(cancelled_sender, 11)
+        await trio.testing.wait_all_tasks_blocked()
+        woken[0].set()
+        out.open.set()  # line 0 written; the lock goes to the sender of line 1
+        woken[1].set()
+    assert outcome == []
+    assert [scope.cancelled_caught for scope in scopes] == [True, True]
+    assert sorted(_numbers(out.writes)) == [0, 1]

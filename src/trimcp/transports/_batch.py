@@ -4,7 +4,8 @@ Used by the NDJSON streams (stdio) and the WebSocket connection. A sender hands 
 encoded bytes to :meth:`WriteBatcher.submit`; they are queued in call order, and
 whoever then holds the write lock writes everything queued by then in one call. A
 sender whose bytes went out with an earlier batch returns at once; a sender cancelled
-before its bytes were taken withdraws them. Nothing waits to fill a batch: a batch is
+before its bytes were taken withdraws them, and one already cancelled when it calls
+never queues them. Nothing waits to fill a batch: a batch is
 what queued while the previous write was going out, so a lone message is written at
 once (a version that yielded under the lock to gather more made bursts travel as
 convoys). A sender cancelled after its bytes were taken returns normally: they are on
@@ -49,6 +50,11 @@ class WriteBatcher:
 
     async def submit(self, data: bytes) -> None:
         """Return once ``data`` was written (alone or with others), or raise."""
+        # Checked before queueing: Trio's cancellation check (the lock's, below) yields
+        # before it raises, and in that yield the lock holder takes whatever is queued
+        # into its batch. A sender already cancelled (a subscription torn down, say)
+        # would then have its bytes written and return normally, as if sent before.
+        await trio.lowlevel.checkpoint_if_cancelled()
         self._seq += 1
         mine = self._seq
         self._unsent[mine] = data
