@@ -182,9 +182,8 @@ class SubscriptionHub:
                 await listener.wakeup.wait()
                 listener.wakeup = trio.Event()
                 while listener.queue:
-                    # Checked before the notice is queued: a coalesced write queues
-                    # its bytes first, and another writer may take them into its batch
-                    # while a cancelled sender is still on its way out (WriteBatcher).
+                    # A listen cancelled while it relayed sends nothing more, on every
+                    # transport (an HTTP channel queues a message without a checkpoint).
                     await trio.lowlevel.checkpoint_if_cancelled()
                     method, note = listener.queue.popleft()
                     await ctx.notify(method, {**(note or {}), "_meta": dict(tag)})
