@@ -10,7 +10,7 @@ import trio
 import trio.testing
 
 import trimcp
-from trimcp.transports.http import StreamableHttp
+from trimcp.transports.http import StreamableHttp, _client_conn
 from trimcp.wire import INTERNAL_ERROR, INVALID_PARAMS
 
 from ._fake import Exchange, FakeRequest, mcp_app, result, start_server
@@ -257,6 +257,45 @@ async def test_pool_bound_makes_sends_wait(clock: trio.testing.MockClock) -> Non
     times = [r.time for r in server.of("POST", "tools/call")]
     assert [round(b - a) for a, b in itertools.pairwise(times)] == [3, 3]
     assert {r.connection for r in server.requests} == {1}
+
+
+@pytest.mark.parametrize("max_connecting", [1, 3])
+async def test_at_most_max_connecting_connections_are_opened_at_once(
+    clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch, max_connecting: int
+) -> None:
+    """A burst of sends opens its connections ``max_connecting`` at a time (a server's
+    accept backlog is never flooded), and every send gets through."""
+    real_open_tcp = _client_conn.open_tcp
+    connecting = [0]
+    most = [0]
+
+    async def slow_open_tcp(host: str, port: int) -> trio.SocketStream:
+        connecting[0] += 1
+        most[0] = max(most[0], connecting[0])
+        try:
+            await trio.sleep(0.5)  # virtual time: a slow network
+            return await real_open_tcp(host, port)
+        finally:
+            connecting[0] -= 1
+
+    monkeypatch.setattr(_client_conn, "open_tcp", slow_open_tcp)
+
+    async def quick(request: FakeRequest, ex: Exchange) -> None:
+        await ex.json(result(request, {"content": []}))
+
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app({"tools/call": quick}))
+        transport = StreamableHttp(url=server.url, listen=False, max_connecting=max_connecting)
+        with trio.fail_after(WAIT):
+            async with (
+                trimcp.open_client(transport, era="handshake") as client,
+                trio.open_nursery() as calls,
+            ):
+                for _ in range(12):
+                    calls.start_soon(client.call_tool, "quick")
+        nursery.cancel_scope.cancel()
+    assert len(server.of("POST", "tools/call")) == 12
+    assert most[0] == max_connecting
 
 
 async def test_a_call_cancelled_before_its_post_is_written_is_never_sent(

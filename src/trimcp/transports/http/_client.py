@@ -50,6 +50,11 @@ class StreamableHttp:
     waits while all are busy."""
     max_idle_connections: int = 8
     """Keep-alive connections kept for reuse."""
+    max_connecting: int = 16
+    """Connections being opened at once. Past it, a send waits for a connection given
+    back or an opening slot, whichever comes first: a burst of sends (a thousand calls
+    started or cancelled at once) opens its connections a few at a time, never floods
+    the server's accept backlog, and reuses those that come back meanwhile."""
     idle_timeout: float = 4.0
     """Seconds an idle connection stays eligible for reuse (servers drop them after ~5 s)."""
     connect_timeout: float = 10.0
@@ -82,8 +87,8 @@ class StreamableHttp:
 
     def __attrs_post_init__(self) -> None:
         parse_url(self.url)  # fail early on a bad URL
-        if self.max_connections < 1 or self.max_queued < 1:
-            raise ValueError("max_connections and max_queued must be at least 1")
+        if self.max_connections < 1 or self.max_queued < 1 or self.max_connecting < 1:
+            raise ValueError("max_connections, max_connecting and max_queued must be at least 1")
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[HttpClientChannel]:
@@ -93,6 +98,7 @@ class StreamableHttp:
             ssl_context=self.ssl_context,
             max_connections=self.max_connections,
             max_idle=self.max_idle_connections,
+            max_connecting=self.max_connecting,
             idle_timeout=self.idle_timeout,
             connect_timeout=self.connect_timeout,
             max_header_size=self.max_header_size,

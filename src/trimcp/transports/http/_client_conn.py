@@ -242,9 +242,12 @@ class ConnectionPool:
     """At most ``max_connections`` live connections to one origin; ``max_idle`` kept alive.
 
     ``checkout()`` waits while all connections are busy (an SSE response holds its
-    connection for the whole stream). Idle connections older than ``idle_timeout`` seconds
-    are closed instead of reused, since servers drop idle keep-alive connections (hypercorn
-    after 5 s).
+    connection for the whole stream). At most ``max_connecting`` connections are being
+    opened at once; a checkout past that waits for whichever comes first, a connection
+    given back or a free opening slot, so a burst never floods the server's accept
+    backlog. Idle connections older than ``idle_timeout``
+    seconds are closed instead of reused, since servers drop idle keep-alive connections
+    (hypercorn after 5 s).
     """
 
     def __init__(
@@ -255,6 +258,7 @@ class ConnectionPool:
         max_connections: int,
         max_idle: int,
         idle_timeout: float,
+        max_connecting: int = 16,
         connect_timeout: float,
         max_header_size: int,
     ) -> None:
@@ -266,6 +270,12 @@ class ConnectionPool:
         self._connect_timeout = connect_timeout
         self._max_header_size = max_header_size
         self._idle: list[HttpConnection] = []
+        self._max_connecting = max_connecting
+        self._connecting = 0
+        #: Checkouts waiting for a connection given back or an opening slot ...
+        self._waiting = trio.lowlevel.ParkingLot()
+        #: ... and retries waiting for a slot (they never take a used connection).
+        self._waiting_fresh = trio.lowlevel.ParkingLot()
         self._closed = False
         #: Connections opened so far (for tests and diagnostics).
         self.opened = 0
@@ -300,14 +310,25 @@ class ConnectionPool:
         return HttpConnection(stream, max_header_size=self._max_header_size)
 
     async def _take(self, fresh: bool) -> HttpConnection:
-        now = trio.current_time()
-        while self._idle and not fresh:
-            conn = self._idle.pop()
-            if now - conn.idle_since <= self._idle_timeout:
-                conn.reused = True
-                return conn
-            await conn.aclose()
-        return await self._connect()
+        while True:
+            now = trio.current_time()
+            while self._idle and not fresh:
+                conn = self._idle.pop()
+                if now - conn.idle_since <= self._idle_timeout:
+                    conn.reused = True
+                    return conn
+                await conn.aclose()
+            if self._connecting < self._max_connecting:
+                break
+            await (self._waiting_fresh if fresh else self._waiting).park()
+        self._connecting += 1
+        try:
+            return await self._connect()
+        finally:
+            self._connecting -= 1
+            # The slot goes to a retry first: only a slot can serve it.
+            if not self._waiting_fresh.unpark():
+                self._waiting.unpark()
 
     @asynccontextmanager
     async def checkout(self, *, fresh: bool = False) -> AsyncIterator[HttpConnection]:
@@ -325,6 +346,7 @@ class ConnectionPool:
         if conn.reusable and not self._closed and len(self._idle) < self._max_idle:
             conn.next_cycle()
             self._idle.append(conn)
+            self._waiting.unpark()
             return
         with trio.CancelScope(shield=True):
             await conn.aclose()
