@@ -164,31 +164,51 @@ async def test_asgi_app_under_hypercorn_with_the_shutdown_trigger() -> None:
         await _graceful_exchange(server, events, port)
 
 
+async def _held_call_through_shutdown(
+    nursery: trio.Nursery,
+    server: trimcp.Server,
+    events: dict[str, trio.Event],
+    client: trimcp.Client,
+    *,
+    while_refusing: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """A call held in its handler when the shutdown starts gets its result; a call made
+    during the shutdown fails with the server's ``-32000``."""
+    answers: list[str] = []
+    answered = trio.Event()
+
+    async def call_held() -> None:
+        result = await client.call_tool("held", {})
+        answers.append(result.content[0].text)  # type: ignore[union-attr]
+        answered.set()
+
+    nursery.start_soon(call_held)
+    await events["held"].wait()
+    await _shutdown_in(nursery, server, grace=WAIT * 3)
+    with pytest.raises(trimcp.McpError) as refused:
+        await client.list_tools()
+    assert refused.value.code == -32000
+    if while_refusing is not None:
+        await while_refusing()
+    events["release"].set()
+    await answered.wait()
+    assert answers == ["released"]
+
+
 async def test_serve_websocket_stops_accepting_and_returns() -> None:
     server, events = _server()
     serve = partial(trimcp.serve_websocket, server, host="127.0.0.1", port=0)
     async with _running(serve) as (port, _returned), trio.open_nursery() as nursery:
+
+        async def not_listening() -> None:
+            with pytest.raises(OSError):
+                await trio.open_tcp_stream("127.0.0.1", port)
+
         url = f"ws://127.0.0.1:{port}/mcp"
         async with trimcp.open_client(trimcp.websocket(url), era="handshake") as client:
-            answers: list[str] = []
-            answered = trio.Event()
-
-            async def call_held() -> None:
-                result = await client.call_tool("held", {})
-                answers.append(result.content[0].text)  # type: ignore[union-attr]
-                answered.set()
-
-            nursery.start_soon(call_held)
-            await events["held"].wait()
-            await _shutdown_in(nursery, server, grace=WAIT * 3)
-            with pytest.raises(trimcp.McpError) as refused:
-                await client.list_tools()
-            assert refused.value.code == -32000
-            with pytest.raises(OSError):
-                await trio.open_tcp_stream("127.0.0.1", port)  # no longer listening
-            events["release"].set()
-            await answered.wait()
-            assert answers == ["released"]
+            await _held_call_through_shutdown(
+                nursery, server, events, client, while_refusing=not_listening
+            )
 
 
 async def test_handshake_era_client_over_http() -> None:
@@ -199,20 +219,4 @@ async def test_handshake_era_client_over_http() -> None:
     async with _running(serve) as (port, _returned), trio.open_nursery() as nursery:
         url = f"http://127.0.0.1:{port}/mcp"
         async with trimcp.open_client(trimcp.streamable_http(url), era="handshake") as client:
-            answers: list[str] = []
-            answered = trio.Event()
-
-            async def call_held() -> None:
-                result = await client.call_tool("held", {})
-                answers.append(result.content[0].text)  # type: ignore[union-attr]
-                answered.set()
-
-            nursery.start_soon(call_held)
-            await events["held"].wait()
-            await _shutdown_in(nursery, server, grace=WAIT * 3)
-            with pytest.raises(trimcp.McpError) as refused:
-                await client.list_tools()
-            assert refused.value.code == -32000
-            events["release"].set()
-            await answered.wait()
-            assert answers == ["released"]
+            await _held_call_through_shutdown(nursery, server, events, client)

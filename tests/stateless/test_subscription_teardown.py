@@ -18,36 +18,10 @@ import trio.testing
 import trimcp
 from trimcp.transports import StreamChannel
 
+from ..stdio._gate import GatedSendStream
 from ._support import params
 
 SUB = "io.modelcontextprotocol/subscriptionId"
-
-
-class HeldSendStream(trio.abc.SendStream):
-    """Records each ``send_all``; blocks in it while shut."""
-
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-        self.open = trio.Event()
-        self.open.set()
-        self.writing = 0
-
-    def shut(self) -> None:
-        self.open = trio.Event()
-
-    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        self.writing += 1
-        try:
-            await self.open.wait()
-            self.writes.append(bytes(data))
-        finally:
-            self.writing -= 1
-
-    async def wait_send_all_might_not_block(self) -> None:
-        await self.open.wait()
-
-    async def aclose(self) -> None:
-        await trio.lowlevel.checkpoint()
 
 
 async def _dynamic() -> str:
@@ -56,7 +30,7 @@ async def _dynamic() -> str:
 
 async def test_no_notice_for_a_change_published_after_the_cancellation_was_read() -> None:
     server = trimcp.Server("teardown", version="1.0", declare_tools=True)
-    out = HeldSendStream()
+    out = GatedSendStream()
     to_server, server_in = trio.testing.memory_stream_one_way_pair()
 
     async def send(message: dict[str, Any]) -> None:

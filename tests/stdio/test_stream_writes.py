@@ -16,34 +16,9 @@ import trio.testing
 from trimcp.transports import StreamChannel
 from trimcp.wire import Notification
 
+from ._gate import GatedSendStream
+
 pytestmark = pytest.mark.trio
-
-
-class GatedSendStream(trio.abc.SendStream):
-    """Records each ``send_all``; blocks in it while the gate is shut."""
-
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-        self.open = trio.Event()
-        self.open.set()
-        self.writing = 0
-
-    def shut(self) -> None:
-        self.open = trio.Event()
-
-    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        self.writing += 1
-        try:
-            await self.open.wait()
-            self.writes.append(bytes(data))
-        finally:
-            self.writing -= 1
-
-    async def wait_send_all_might_not_block(self) -> None:
-        await self.open.wait()
-
-    async def aclose(self) -> None:
-        await trio.lowlevel.checkpoint()
 
 
 def _note(n: int) -> Notification:
