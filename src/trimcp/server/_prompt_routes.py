@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from trimcp.dispatch import McpError
-from trimcp.nursery import HandlerContext, Session
+from trimcp.nursery import HandlerContext
 from trimcp.protocol import HANDSHAKE_VERSIONS, CompleteParams, GetPromptParams, Icon
 from trimcp.wire import METHOD_NOT_FOUND
 
@@ -23,7 +23,6 @@ from ._context import ToolContext
 from ._downgrade import fit_prompt_result
 from ._pagination import paginate
 from ._prompts import CompletionProvider, PromptRegistry
-from ._subscriptions import SubscriptionHub
 
 __all__ = ["PromptRoutes"]
 
@@ -36,8 +35,6 @@ class PromptRoutes:
     prompts: PromptRegistry
     completions: CompletionRegistry
     page_size: int
-    subscriptions: SubscriptionHub
-    _sessions: set[Session]
 
     # ------------------------------------------------------------------ registration
     def prompt(
@@ -79,13 +76,6 @@ class PromptRoutes:
             return func
 
         return register
-
-    def _prompts_changed(self) -> None:
-        for session in list(self._sessions):
-            state = session.state
-            if state.initialized and state.server_capabilities.prompts is not None:
-                session.notify_soon("notifications/prompts/list_changed")
-        self.subscriptions.publish("notifications/prompts/list_changed")
 
     # ------------------------------------------------------------------ handlers
     async def _list_prompts(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:

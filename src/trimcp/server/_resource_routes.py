@@ -163,13 +163,6 @@ class ResourceRoutes:
             return ResourcesCapability(subscribe=True, list_changed=True)
         return None
 
-    def _resources_changed(self) -> None:
-        for session in list(self._sessions):
-            state = session.state
-            if state.initialized and state.server_capabilities.resources is not None:
-                session.notify_soon("notifications/resources/list_changed")
-        self.subscriptions.publish("notifications/resources/list_changed")
-
     # ------------------------------------------------------------------ handlers
     def resource_routes(self) -> dict[str, tuple[RequestHandler, type[Any] | None]]:
         """The ``resources/*`` methods, their handlers and params types."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar, final, overload
+from functools import partial
+from typing import Any, Literal, TypeVar, final, overload
 
 import trio
 
@@ -135,11 +136,11 @@ class Server(ResourceRoutes, PromptRoutes):
         self.page_size = page_size
         self.declare_tools = declare_tools
         self.supported_versions = supported_versions
-        self.tools = ToolRegistry(self._tools_changed)
+        self.tools = ToolRegistry(partial(self._list_changed, "tools"))
         self.declare_resources = declare_resources
-        self.resources = ResourceRegistry(self._resources_changed)
+        self.resources = ResourceRegistry(partial(self._list_changed, "resources"))
         self.declare_prompts = declare_prompts
-        self.prompts = PromptRegistry(self._prompts_changed)
+        self.prompts = PromptRegistry(partial(self._list_changed, "prompts"))
         self.completions = CompletionRegistry(self.prompts)
         self.subscriptions = SubscriptionHub(max_subscriptions)
         self.tasks = tasks if tasks is not None else TaskStore()
@@ -207,12 +208,15 @@ class Server(ResourceRoutes, PromptRoutes):
             completions=completions,
         )
 
-    def _tools_changed(self) -> None:
+    def _list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None:
+        """Tell every initialized session that declared ``kind``, and every listen
+        subscribed to it, that the list of ``kind`` changed."""
+        method = f"notifications/{kind}/list_changed"
         for session in list(self._sessions):
             state = session.state
-            if state.initialized and state.server_capabilities.tools is not None:
-                session.notify_soon("notifications/tools/list_changed")
-        self.subscriptions.publish("notifications/tools/list_changed")
+            if state.initialized and getattr(state.server_capabilities, kind) is not None:
+                session.notify_soon(method)
+        self.subscriptions.publish(method)
 
     # ------------------------------------------------------------------ method table
     @property
