@@ -11,12 +11,12 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from trimcp.dispatch import McpError
 from trimcp.wire import INVALID_PARAMS
 
-__all__ = ["DEFAULT_PAGE_SIZE", "paginate"]
+__all__ = ["DEFAULT_PAGE_SIZE", "page_result", "paginate"]
 
 #: Items per page of every list a server answers.
 DEFAULT_PAGE_SIZE = 100
@@ -49,3 +49,11 @@ def paginate(
     end = start + page_size
     page = items[start:end]
     return page, (_encode(kind, end) if end < len(items) else None)
+
+
+def page_result(key: str, items: list[Any], next_cursor: str | None) -> dict[str, Any]:
+    """A list result: ``{key: items}``, with ``nextCursor`` when there is a next page."""
+    result: dict[str, Any] = {key: items}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result

@@ -21,7 +21,7 @@ from trimcp.wire import METHOD_NOT_FOUND
 from ._completion import CompletionKind, CompletionRegistry
 from ._context import ToolContext
 from ._downgrade import fit_prompt_result
-from ._pagination import paginate
+from ._pagination import page_result, paginate
 from ._prompts import CompletionProvider, PromptRegistry
 
 __all__ = ["PromptRoutes"]
@@ -84,10 +84,7 @@ class PromptRoutes:
         cursor = params.get("cursor") if isinstance(params, dict) else None
         page, next_cursor = paginate("prompts", self.prompts.ordered(), cursor, self.page_size)
         version = ctx.session.protocol_version or HANDSHAKE_VERSIONS[-1]
-        result: dict[str, Any] = {"prompts": [prompt.to_wire(version) for prompt in page]}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
+        return page_result("prompts", [prompt.to_wire(version) for prompt in page], next_cursor)
 
     async def _get_prompt(self, ctx: HandlerContext, params: GetPromptParams) -> Any:
         if ctx.session.server_capabilities.prompts is None:

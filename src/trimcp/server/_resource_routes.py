@@ -32,7 +32,7 @@ from trimcp.wire import METHOD_NOT_FOUND
 
 from ._context import ToolContext
 from ._downgrade import fit_annotations, fit_read_result
-from ._pagination import paginate
+from ._pagination import page_result, paginate
 from ._resources import ResourceRegistry, resource_not_found
 from ._subscriptions import SubscriptionHub
 
@@ -187,17 +187,11 @@ class ResourceRoutes:
 
     async def _list_resources(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
         page, next_cursor = self._page(ctx, params, "resources", self.resources.resources())
-        result: dict[str, Any] = {"resources": [_to_wire(r, ctx) for r in page]}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
+        return page_result("resources", [_to_wire(r, ctx) for r in page], next_cursor)
 
     async def _list_resource_templates(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
         page, next_cursor = self._page(ctx, params, "templates", self.resources.templates())
-        result: dict[str, Any] = {"resourceTemplates": [_to_wire(t, ctx) for t in page]}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
+        return page_result("resourceTemplates", [_to_wire(t, ctx) for t in page], next_cursor)
 
     async def _read_resource(
         self, ctx: HandlerContext, params: ReadResourceParams

@@ -52,7 +52,7 @@ from ._completion import CompletionRegistry
 from ._context import ToolContext
 from ._downgrade import fit_initialize_result
 from ._log_bridge import log_routed
-from ._pagination import DEFAULT_PAGE_SIZE, paginate
+from ._pagination import DEFAULT_PAGE_SIZE, page_result, paginate
 from ._prompt_routes import PromptRoutes
 from ._prompts import PromptRegistry
 from ._request_state import RequestStateSealer
@@ -293,10 +293,7 @@ class Server(ResourceRoutes, PromptRoutes):
         cursor = params.get("cursor") if isinstance(params, dict) else None
         page, next_cursor = paginate("tools", self.tools.ordered(), cursor, self.page_size)
         version = ctx.session.protocol_version or HANDSHAKE_VERSIONS[-1]
-        result: dict[str, Any] = {"tools": [tool.to_wire(version) for tool in page]}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
+        return page_result("tools", [tool.to_wire(version) for tool in page], next_cursor)
 
     def _call_tool(self, ctx: HandlerContext, params: Any) -> Awaitable[dict[str, Any]]:
         # A plain function handing back the call's awaitable: no frame of its own while
