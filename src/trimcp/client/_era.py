@@ -167,8 +167,8 @@ def client_middlewares(user: Middlewares | None, recv: Sequence[Middleware]) -> 
             (out.server_send, user.server_send),
             (out.server_recv, user.server_recv),
         ):
-            for middleware in theirs:
-                mine.add(middleware)
+            for item in theirs:
+                mine.add(item)
     return out
 
 

@@ -13,6 +13,7 @@ from ._middleware import CallNext as CallNext
 from ._middleware import Middleware as Middleware
 from ._middleware import Middlewares as Middlewares
 from ._middleware import MiddlewareStack as MiddlewareStack
+from ._middleware import SessionMiddleware as SessionMiddleware
 from ._middleware import Terminal as Terminal
 from ._outcome import error_for_exception as error_for_exception
 from ._pending import DEFAULT_MAX_PENDING as DEFAULT_MAX_PENDING
@@ -44,6 +45,7 @@ __all__ = [
     "Registry",
     "RequestHandler",
     "RequestRoute",
+    "SessionMiddleware",
     "Terminal",
     "UrlElicitationRequiredError",
     "connection_closed_error",

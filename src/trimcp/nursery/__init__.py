@@ -12,6 +12,10 @@ from ._drain import refuse_requests as refuse_requests
 from ._drain import running_requests as running_requests
 from ._errors import unwrap_single as unwrap_single
 from ._limits import SessionLimits as SessionLimits
+from ._observer import InboundWatch as InboundWatch
+from ._observer import OutboundCall as OutboundCall
+from ._observer import RequestObserver as RequestObserver
+from ._observer import RequestOptions as RequestOptions
 from ._open import open_session as open_session
 from ._session import Session as Session
 from ._state import Role as Role
@@ -21,8 +25,12 @@ __all__ = [
     "SHUTTING_DOWN",
     "BackgroundContext",
     "HandlerContext",
+    "InboundWatch",
     "MessageChannel",
+    "OutboundCall",
     "PendingOutput",
+    "RequestObserver",
+    "RequestOptions",
     "Role",
     "Session",
     "SessionLimits",

@@ -29,7 +29,7 @@ the transport. Everything the session does happens in that nursery:
   ``open_session`` block cancels the nursery, so no task outlives the session.
 
 Messages pass the role's *recv* middleware stack on the way in and its *send* stack on
-the way out; both are composed once.
+the way out; both are composed once. An ``observer`` sees requests start and end.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, final
+from typing import Any, Final, Unpack, final
 
 import trio
 
@@ -70,6 +70,7 @@ from trimcp.wire import (
 from ._channel import MessageChannel
 from ._context import BackgroundContext, HandlerContext
 from ._limits import SessionLimits
+from ._observer import RequestObserver, RequestOptions
 from ._state import Role, SessionState
 
 __all__ = ["InFlight", "Session"]
@@ -142,12 +143,14 @@ class Session:
         self._close_reason: McpError | None = None
         #: The session was ended from this side while the transport may still be up.
         self._ended_locally = False
+        #: Watches requests in both directions (see :mod:`._observer`); ``None``: nobody.
+        self.observer: RequestObserver | None = None
         send_stack, recv_stack = (
             (middlewares.client_send, middlewares.client_recv)
             if role is Role.CLIENT
             else (middlewares.server_send, middlewares.server_recv)
         )
-        chain = send_stack.compose(self._write)
+        chain = send_stack.compose(self._write, self)
         if prepare is None:
             self._send_chain = chain
         else:
@@ -156,7 +159,7 @@ class Session:
                 return chain(prepare(message), related)
 
             self._send_chain = prepared
-        self._recv_chain = recv_stack.compose(self._dispatch)
+        self._recv_chain = recv_stack.compose(self._dispatch, self)
 
     # ------------------------------------------------------------------ introspection
     @property
@@ -226,7 +229,16 @@ class Session:
 
         self._nursery.start_soon(send)
 
-    async def request(
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, **options: Unpack[RequestOptions]
+    ) -> Awaitable[dict[str, Any]]:
+        """Send a request and wait for its result (see :meth:`_request`). A plain function,
+        so an :attr:`observer` wraps the call without a frame more for calls nobody watches."""
+        if self.observer is not None:
+            return self.observer.outbound(self, self._request, method, params, **options)
+        return self._request(method, params, **options)
+
+    async def _request(
         self,
         method: str,
         params: dict[str, Any] | None = None,
@@ -396,7 +408,9 @@ class Session:
                 except (trio.WouldBlock, trio.EndOfChannel):
                     break
 
-    async def _run_request(self, request: Request, route: RequestRoute, entry: InFlight) -> None:
+    async def _run_request(  # noqa: C901 - one flat frame per request (see below)
+        self, request: Request, route: RequestRoute, entry: InFlight
+    ) -> None:
         reply: Message | None = None
         params = request.params
         meta = params.get("_meta") if params else None
@@ -409,9 +423,12 @@ class Session:
             entry.scope,
         )
         entry.ctx = ctx
+        watch = None
         # One frame for the whole request (no helper coroutine): a parked request's
         # frames are most of what it costs, and each is unwound again on cancellation.
         try:
+            if self.observer is not None:
+                watch = self.observer.inbound(ctx)
             with entry.scope:
                 try:
                     if route.params_type is not None:
@@ -449,6 +466,9 @@ class Session:
             del self._in_flight[request.id]
             self._running -= 1
             self._in_flight_slots.release()
+            if watch is not None:
+                cancelled = entry.peer_cancelled or entry.scope.cancel_called
+                watch.finished(None if cancelled else reply)
         # A scope cancelled by the handler itself means "no response" too, even when the
         # handler returned (or raised) before a checkpoint delivered the cancellation.
         if reply is not None and not entry.peer_cancelled and not entry.scope.cancel_called:
@@ -554,6 +574,8 @@ class Session:
         for scope in list(self._background):
             scope.cancel()
         self._closed.set()
+        if self.observer is not None:
+            self.observer.ended(self)
 
     def close(self) -> None:
         """End the session now: cancel its work and fail its waiting callers.
