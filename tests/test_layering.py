@@ -23,6 +23,9 @@ RANK = {
     "server": 6,
     "client": 6,
     "testing": 7,
+    "otel": 7,
+    "middleware": 7,
+    "pytest_plugin": 8,
     "bench": 7,
     "cli": 8,  # the command line runs everything, the conformance machine included
 }
