@@ -186,6 +186,9 @@ async def pump(
                     return None
                 if item is not None and outbox.json:
                     code = 200 if status is None else _error_status(item[1], status)
+                    if outbox.reply_status is not None:
+                        code, extra = outbox.reply_status
+                        headers = [*headers, *extra]
                     await send_json(send, code, item[1], headers, timeout=timeout)
                     return True
                 await _send(send, timeout, _sse_start(headers))

@@ -28,7 +28,7 @@ closed, so a stalled client stalls nothing but its own stream.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import final
 
 import trio
@@ -289,6 +289,23 @@ class HttpSessionChannel:
             self._by_request[request_id] = stream
         self._live[stream.stream_id] = stream
         return outbox
+
+    def answer_status(
+        self, request_id: RequestId, status: int, headers: Sequence[tuple[str, str]] = ()
+    ) -> bool:
+        """Send the answer to ``request_id`` with HTTP ``status`` and ``headers``.
+
+        For middleware that answers a request itself with an error HTTP has a status
+        for (429 with ``Retry-After`` for a rate limit). It applies when the answer is
+        its POST's whole JSON body; ``False`` when it cannot (the POST's response is
+        already a stream, or it carries a batch), and the answer goes out as usual.
+        """
+        stream = self._by_request.get(request_id)
+        if stream is None or stream.batch or stream.mode != "pending" or stream.outbox is None:
+            return False
+        encoded = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        stream.outbox.reply_status = (status, encoded)
+        return True
 
     def cancelled(self, request_id: object) -> None:
         """The client cancelled ``request_id``: no response will come, end its stream.

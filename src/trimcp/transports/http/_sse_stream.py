@@ -36,6 +36,7 @@ class Outbox:
         "max_bytes",
         "max_events",
         "overflowed",
+        "reply_status",
         "stream_id",
         "waker",
     )
@@ -45,6 +46,9 @@ class Outbox:
         self.max_bytes = max_bytes
         #: ``True`` once the producer chose a single JSON body for this response.
         self.json = False
+        #: The HTTP status and extra headers a middleware asked for a JSON answer
+        #: (``HttpSessionChannel.answer_status``), or ``None``: the usual status.
+        self.reply_status: tuple[int, list[tuple[bytes, bytes]]] | None = None
         #: ``True`` once the bounds were exceeded and the queue was thrown away.
         self.overflowed = False
         #: The request stream this outbox drains, if any (found again in O(1) when the
