@@ -25,6 +25,7 @@ from trimcp.server import Server, serve_stdio, serve_websocket
 from ._bench import add_bench
 from ._conform import add_parser as add_conform_parser
 from ._loader import LoadError, load_server
+from ._poke import add_client_commands
 
 __all__ = ["build_parser", "main", "parse_host_port"]
 
@@ -90,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=_cmd_serve)
     add_conform_parser(commands)
     add_bench(commands)
+    add_client_commands(commands)
     return parser
 
 
