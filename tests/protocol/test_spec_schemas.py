@@ -36,6 +36,8 @@ TARGETS: dict[type, tuple[str, str | None]] = {
     p.Tool: ("Tool", None),
     p.ToolAnnotations: ("ToolAnnotations", None),
     p.ToolExecution: ("ToolExecution", None),
+    p.CoreTask: ("Task", None),
+    p.ListTasksResult: ("ListTasksResult", None),
     p.CallToolParams: ("CallToolRequestParams", "CallToolRequest"),
     p.CallToolResult: ("CallToolResult", None),
     p.ListToolsResult: ("ListToolsResult", None),

@@ -99,7 +99,7 @@ async def test_the_extension_gives_no_tasks_to_sync_tools_or_removed_methods(
     recorder.validate()  # every message sent (and request accepted) is schema-valid
 
 
-async def test_a_2025_11_25_session_never_gets_tasks(
+async def test_a_2025_11_25_session_never_gets_extension_tasks(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     server, _recorder, probe = task_server()
@@ -132,9 +132,12 @@ async def test_a_2025_11_25_session_never_gets_tasks(
         assert all("execution" not in t.to_wire("2025-11-25") for t in server.tools.ordered())
         result = await client.call_tool("gated", {"name": "old"})
         assert result.content[0].text == "Hello, old!"  # type: ignore[union-attr]
-        # what the era answers for a missing capability
-        assert (await error_of(client.call_tool("tool_error", {}))).code == -32601
+        # a required tool called without a core task: -32601, as 2025-11-25 says
+        raw_call = client.request("tools/call", {"name": "tool_error", "arguments": {}})
+        assert (await error_of(raw_call)).code == -32601
+        # tasks/get and tasks/cancel are the core methods here: no such task
         for method in ("tasks/get", "tasks/cancel"):
-            assert (await error_of(client.request(method, {"taskId": "t"}))).code == -32601
+            assert (await error_of(client.request(method, {"taskId": "t"}))).code == -32602
+        assert (await error_of(client.request("tasks/update", {"taskId": "t"}))).code == -32601
     assert len(server.tasks) == 0
     assert not any(isinstance(m, Notification) and m.method == "notifications/tasks" for m in sent)

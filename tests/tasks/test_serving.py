@@ -119,3 +119,31 @@ async def test_the_asgi_app_runs_the_task_nursery_under_lifespan_and_run(
         assert server.tasks.running
         nursery.cancel_scope.cancel()
     assert not server.tasks.running
+
+
+async def test_a_task_outlives_another_clients_connection(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Client A's running task belongs to A's serving: client B, connected after A and
+    going away while A's task runs, takes nothing of A's with it; A gets its result."""
+    server, _recorder, probe = task_server()
+    async with trimcp.open_client(server.in_memory(), era="handshake") as a:
+        async with trimcp.open_client(server.in_memory(), era="handshake") as b:
+            created = await a.request(
+                "tools/call",
+                {"name": "gated", "arguments": {"name": "A"}, "_meta": meta(WITH_TASKS)},
+            )
+            await probe.started.wait()
+            await b.ping()
+        await trio.testing.wait_all_tasks_blocked()
+        assert probe.cancelled == 0
+        task_id = created["taskId"]
+        state = await a.request("tasks/get", {"taskId": task_id, "_meta": meta(WITH_TASKS)})
+        assert state["status"] == "working"
+        probe.go.set()
+        await trio.testing.wait_all_tasks_blocked()
+        state = await a.request("tasks/get", {"taskId": task_id, "_meta": meta(WITH_TASKS)})
+        assert state["status"] == "completed"
+        assert state["result"]["content"][0]["text"] == "Hello, A!"
+    assert probe.cancelled == 0
+    assert len(server.tasks) == 0  # A's serving ended: its task with it

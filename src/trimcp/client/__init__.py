@@ -7,6 +7,8 @@ from ._client import LoggingHandler as LoggingHandler
 from ._client import RootsHandler as RootsHandler
 from ._client import SamplingHandler as SamplingHandler
 from ._client import open_client as open_client
+from ._core_tasks import CoreTaskCalls as CoreTaskCalls
+from ._core_tasks import CoreTaskCancelledError as CoreTaskCancelledError
 from ._elicitation import MAX_COMPLETED_IDS as MAX_COMPLETED_IDS
 from ._elicitation import Elicitation as Elicitation
 from ._elicitation import FormHandler as FormHandler
@@ -42,6 +44,8 @@ __all__ = [
     "MAX_COMPLETED_IDS",
     "MAX_OUTPUT_SCHEMAS",
     "Client",
+    "CoreTaskCalls",
+    "CoreTaskCancelledError",
     "Elicitation",
     "ElicitationForm",
     "ElicitationHandler",

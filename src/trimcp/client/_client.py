@@ -47,12 +47,14 @@ from trimcp.protocol import (
     Prompt,
     Root,
     Tool,
+    declares_tool_tasks,
     supports,
 )
 from trimcp.transports import ClientTransport
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, Message
 
 from ._capabilities import fit_client_capabilities
+from ._core_tasks import CoreTaskCalls, TaskStatusWatch
 from ._elicitation import Elicitation, install_elicitation
 from ._era import DEFAULT_DISCOVER_TIMEOUT, EraChoice, EraState, client_middlewares, detect_era
 from ._listen import ListenCalls, Listeners
@@ -97,8 +99,11 @@ class Client(ResourceCalls, ListenCalls, RootsCalls):
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         roots: RootList | None = None,
         elicitation: Elicitation | None = None,
+        task_watch: TaskStatusWatch | None = None,
     ) -> None:
         self.session = session
+        #: 2025-11-25 core tasks: call a tool as a task, follow, fetch, list, cancel.
+        self.tasks = CoreTaskCalls(session, task_watch or TaskStatusWatch())
         self.era = era or EraState(Implementation(name="", version=""), ClientCapabilities())
         self._listeners = listeners or Listeners()
         self._rounds = InputRounds(session, max_input_rounds, stateless=self.era.stateless)
@@ -191,20 +196,40 @@ class Client(ResourceCalls, ListenCalls, RootsCalls):
 
         With ``validate_output`` (the default) a result is checked against the tool's
         ``outputSchema``; a mismatch raises :class:`~trimcp.client.OutputSchemaError`
-        (see :mod:`trimcp.client._output`)."""
+        (see :mod:`trimcp.client._output`). A tool the server lists with
+        ``execution.taskSupport: "required"`` (2025-11-25) is called as a task and
+        followed to its end (:meth:`CoreTaskCalls.wait`, bounded by ``timeout``)."""
         self._require("tools")
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = arguments
-        raw = await self._rounds.request(
-            "tools/call", params, timeout=timeout, on_progress=on_progress
-        )
-        result = structure(raw, CallToolResult)
+        if await self._task_required(name):
+            task = await self.tasks.call_tool(name, arguments)
+            result = await self.tasks.wait(task, timeout=timeout)
+        else:
+            params: dict[str, Any] = {"name": name}
+            if arguments is not None:
+                params["arguments"] = arguments
+            raw = await self._rounds.request(
+                "tools/call", params, timeout=timeout, on_progress=on_progress
+            )
+            result = structure(raw, CallToolResult)
         if validate_output:
             await self.output_schemas.verify(
                 self.protocol_version, name, result, self.list_all_tools
             )
         return result
+
+    async def _task_required(self, name: str) -> bool:
+        """Whether tool ``name`` must be called as a 2025-11-25 core task: the server
+        declared task-augmented ``tools/call`` and lists the tool as ``required``
+        (listing the tools first, once, when the tool is not known yet)."""
+        if self.era.stateless or not declares_tool_tasks(self.state.server_capabilities.tasks):
+            return False
+        schemas = self.output_schemas
+        if not schemas.known(name) and not schemas.complete:
+            try:
+                await self.list_all_tools()
+            except McpError:
+                schemas.complete = True  # no listing: the call goes as it is
+        return schemas.task_support(name) == "required"
 
     # -- prompts and completion -----------------------------------------------------
     async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
@@ -360,6 +385,8 @@ async def open_client(
     add_resource_handlers(registry, on_resource_updated, on_resources_list_changed)
     output_schemas = OutputSchemas()
     add_tool_handlers(registry, output_schemas, on_tools_list_changed)
+    task_watch = TaskStatusWatch()
+    task_watch.install(registry)
     elicit = install_elicitation(registry, elicitation)
     root_list = install_roots(registry, roots)
     capabilities = fit_client_capabilities(
@@ -404,4 +431,5 @@ async def open_client(
                 max_input_rounds=max_input_rounds,
                 roots=root_list,
                 elicitation=elicit,
+                task_watch=task_watch,
             )

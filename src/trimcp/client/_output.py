@@ -83,6 +83,8 @@ class OutputSchemas:
     def __init__(self, limit: int = MAX_OUTPUT_SCHEMAS) -> None:
         self._limit = limit
         self._schemas: OrderedDict[str, dict[str, Any] | None] = OrderedDict()
+        #: ``execution.taskSupport`` of the listed tools that have one (2025-11-25).
+        self._task_support: dict[str, str] = {}
         #: Compiled validators by tool name, made on a tool's first checked result.
         self._validators: dict[str, Any] = {}
         #: A full listing was made since the last change notice.
@@ -96,20 +98,30 @@ class OutputSchemas:
         for tool in tools:
             self._schemas.pop(tool.name, None)
             self._validators.pop(tool.name, None)
+            self._task_support.pop(tool.name, None)
             self._schemas[tool.name] = tool.output_schema
+            support = tool.execution.task_support if tool.execution is not None else None
+            if support is not None:
+                self._task_support[tool.name] = support
             if len(self._schemas) > self._limit:
                 name, _ = self._schemas.popitem(last=False)
                 self._validators.pop(name, None)
+                self._task_support.pop(name, None)
                 self.complete = False
 
     def forget(self) -> None:
         """The server's tools changed: everything must be listed again."""
         self._schemas.clear()
         self._validators.clear()
+        self._task_support.clear()
         self.complete = False
 
     def known(self, name: str) -> bool:
         return name in self._schemas
+
+    def task_support(self, name: str) -> str | None:
+        """The listed ``execution.taskSupport`` of tool ``name`` (``None``: none seen)."""
+        return self._task_support.get(name)
 
     def check(self, name: str, result: CallToolResult) -> None:
         """Raise :class:`OutputSchemaError` if ``result`` breaks ``name``'s schema."""

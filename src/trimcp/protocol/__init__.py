@@ -39,6 +39,14 @@ from ._content import ResourceContents as ResourceContents
 from ._content import ResourceLink as ResourceLink
 from ._content import TextContent as TextContent
 from ._content import TextResourceContents as TextResourceContents
+from ._core_tasks import CORE_TASK_METHODS as CORE_TASK_METHODS
+from ._core_tasks import RELATED_TASK_META as RELATED_TASK_META
+from ._core_tasks import TASK_STATUS_NOTIFICATION as TASK_STATUS_NOTIFICATION
+from ._core_tasks import CoreTask as CoreTask
+from ._core_tasks import ListTasksResult as ListTasksResult
+from ._core_tasks import core_tasks_capability as core_tasks_capability
+from ._core_tasks import declares_tool_tasks as declares_tool_tasks
+from ._core_tasks import related_task_meta as related_task_meta
 from ._elicitation import ElicitationCompleteParams as ElicitationCompleteParams
 from ._elicitation import ElicitParams as ElicitParams
 from ._elicitation import ElicitRequestParams as ElicitRequestParams
@@ -132,6 +140,7 @@ __all__ = [
     "ALL_VERSIONS",
     "CLIENT_CAPABILITIES_META",
     "CLIENT_INFO_META",
+    "CORE_TASK_METHODS",
     "DESCRIPTION",
     "EXTRA_KEYS",
     "HANDSHAKE_VERSIONS",
@@ -140,12 +149,14 @@ __all__ = [
     "LOG_LEVEL_META",
     "MAX_COMPLETION_VALUES",
     "PROTOCOL_VERSION_META",
+    "RELATED_TASK_META",
     "SERVER_INFO_META",
     "STATELESS_VERSIONS",
     "SUBSCRIPTION_ID_META",
     "TASKS_EXTENSION",
     "TASK_METHODS",
     "TASK_RESULT_TYPE",
+    "TASK_STATUS_NOTIFICATION",
     "TERMINAL_STATUSES",
     "TOOL_CHOICE_MODES",
     "TRACE_META_KEYS",
@@ -164,6 +175,7 @@ __all__ = [
     "CompletionContext",
     "CompletionReference",
     "ContentBlock",
+    "CoreTask",
     "CreateMessageParams",
     "CreateMessageResult",
     "Cursor",
@@ -188,6 +200,7 @@ __all__ = [
     "ListResourceTemplatesResult",
     "ListResourcesResult",
     "ListRootsResult",
+    "ListTasksResult",
     "ListToolsResult",
     "LoggingLevel",
     "LoggingMessageParams",
@@ -239,13 +252,16 @@ __all__ = [
     "ToolUseContent",
     "ToolsCapability",
     "blocks_of",
+    "core_tasks_capability",
     "declares_tasks",
+    "declares_tool_tasks",
     "era_of",
     "features_of",
     "is_stateless_request",
     "method_available",
     "negotiate_version",
     "read_request_meta",
+    "related_task_meta",
     "supports",
     "tasks_required_data",
     "tool_turn_problem",

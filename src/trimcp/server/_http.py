@@ -57,11 +57,12 @@ def asgi_app(server: Server, **options: Any) -> StreamableHttpApp:
     hypercorn, pass ``shutdown_trigger=server.shutdown_control.wait_done``).
     """
     options.setdefault("supported_versions", server.supported_versions)
-    options.setdefault("background", server.tasks.run)  # tasks outlive their POSTs
+    host = server.tasks.host()  # tasks outlive their POSTs and sessions, not this app
+    options.setdefault("background", host.run)
     # From server.shutdown() on, this app refuses requests with 503 (for good: a server
     # served again after a shutdown gets a new app).
     options.setdefault("draining", server.shutdown_control.round.requested.is_set)
-    return StreamableHttpApp(server.serve_channel, **options)
+    return StreamableHttpApp(partial(server.serve_channel, tasks=host), **options)
 
 
 async def serve_http(

@@ -61,6 +61,7 @@ from ._resources import ResourceRegistry
 from ._shutdown import DEFAULT_ABANDON_AFTER, DEFAULT_SHUTDOWN_GRACE, ShutdownControl
 from ._stateless import CachePolicy, EraFront
 from ._subscriptions import DEFAULT_MAX_LISTENERS, SubscriptionHub
+from ._task_host import TaskHost
 from ._task_store import TaskStore
 from ._tasks import TaskHandoff, TaskRunner
 from ._tools import ToolRegistry
@@ -144,7 +145,15 @@ class Server(ResourceRoutes, PromptRoutes):
         self.completions = CompletionRegistry(self.prompts)
         self.subscriptions = SubscriptionHub(max_subscriptions)
         self.tasks = tasks if tasks is not None else TaskStore()
-        self.task_runner = TaskRunner(self.tools, self.tasks, self.subscriptions.publish)
+        #: The task host of each session's serving (where its requests' tasks run).
+        self._task_hosts: dict[Session, TaskHost] = {}
+        self.task_runner = TaskRunner(
+            self.tools,
+            self.tasks,
+            self.subscriptions.publish,
+            self._task_host_of,
+            lambda: self.page_size,
+        )
         self.era = EraFront(self, request_state or RequestStateSealer(), cache or CachePolicy())
         self._sessions: set[Session] = set()
         self._registry: Registry | None = None
@@ -174,9 +183,11 @@ class Server(ResourceRoutes, PromptRoutes):
         input schema comes from its annotations (an attrs arguments class, or plain
         annotated parameters), the output schema from a structured return annotation.
         A parameter annotated :class:`ToolContext` receives the request's context.
-        ``task_support`` (``"optional"``/``"required"``) lets it run as a task of the
-        tasks extension, from its start or from ``ctx.begin_task()`` (``task_handoff``);
-        see :mod:`trimcp.server._tasks`.
+        ``task_support`` (``"optional"``/``"required"``) lets it run as a task: a
+        2025-11-25 core task when a handshake-era client asks for one
+        (:mod:`trimcp.server._core_tasks`), or a task of the stateless-era tasks
+        extension, from its start or from ``ctx.begin_task()`` (``task_handoff``;
+        :mod:`trimcp.server._tasks`).
         """
         support = options.pop("task_support", "forbidden")
         handoff = options.pop("task_handoff", "start")
@@ -192,8 +203,9 @@ class Server(ResourceRoutes, PromptRoutes):
         """Unregister a tool; live sessions get ``notifications/tools/list_changed``."""
         self.tools.remove(name)
 
-    def capabilities(self) -> ServerCapabilities:
-        """The capabilities this server declares in ``initialize``."""
+    def capabilities(self, version: str | None = None) -> ServerCapabilities:
+        """The capabilities this server declares in an ``initialize`` of ``version``
+        (``tasks`` only where that revision has core tasks)."""
         tools = (
             ToolsCapability(list_changed=True) if (len(self.tools) or self.declare_tools) else None
         )
@@ -206,6 +218,7 @@ class Server(ResourceRoutes, PromptRoutes):
             logging={},
             prompts=prompts,
             completions=completions,
+            tasks=None if version is None else self.task_runner.core_capability(version),
         )
 
     def _list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None:
@@ -260,7 +273,7 @@ class Server(ResourceRoutes, PromptRoutes):
         state.client_info = params.client_info
         state.client_capabilities = params.capabilities
         state.server_info = self.info
-        state.server_capabilities = self.capabilities()
+        state.server_capabilities = self.capabilities(version)
         state.instructions = self.instructions
         state.initialized = True
         ctx.session_object.channel.negotiated(version)
@@ -293,7 +306,9 @@ class Server(ResourceRoutes, PromptRoutes):
         cursor = params.get("cursor") if isinstance(params, dict) else None
         page, next_cursor = paginate("tools", self.tools.ordered(), cursor, self.page_size)
         version = ctx.session.protocol_version or HANDSHAKE_VERSIONS[-1]
-        return page_result("tools", [tool.to_wire(version) for tool in page], next_cursor)
+        listed = self.task_runner.listed
+        tools = [listed(tool.tool.name, tool.to_wire(version), version) for tool in page]
+        return page_result("tools", tools, next_cursor)
 
     def _call_tool(self, ctx: HandlerContext, params: Any) -> Awaitable[dict[str, Any]]:
         # A plain function handing back the call's awaitable: no frame of its own while
@@ -307,9 +322,15 @@ class Server(ResourceRoutes, PromptRoutes):
         self,
         channel: MessageChannel,
         *,
+        tasks: TaskHost | None = None,
         task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Serve one session over ``channel`` until the peer goes away or :meth:`shutdown`."""
+        """Serve one session over ``channel`` until the peer goes away or :meth:`shutdown`.
+
+        ``tasks`` is the task host of the serving this session belongs to (made by
+        ``server.tasks.host()`` and run beside its sessions): the tasks its requests
+        create run there. Without one they go to ``server.tasks.run``
+        (:mod:`trimcp.server._task_host`)."""
         async with open_session(
             channel,
             role=Role.SERVER,
@@ -319,6 +340,8 @@ class Server(ResourceRoutes, PromptRoutes):
             state=SessionState(server_info=self.info),
         ) as session:
             self._sessions.add(session)
+            if tasks is not None:
+                self._task_hosts[session] = tasks
             try:
                 self.shutdown_control.admit(session)
                 task_status.started(session)
@@ -328,6 +351,12 @@ class Server(ResourceRoutes, PromptRoutes):
                 await session.wait_closed()
             finally:
                 self._sessions.discard(session)
+                self._task_hosts.pop(session, None)
+                self.tasks.session_ended(session)
+
+    def _task_host_of(self, session: Session) -> TaskHost | None:
+        host = self._task_hosts.get(session)
+        return host if host is not None else self.tasks.default_host()
 
     async def shutdown(
         self, *, grace: float = DEFAULT_SHUTDOWN_GRACE, abandon_after: float = DEFAULT_ABANDON_AFTER
@@ -358,9 +387,11 @@ class InMemoryTransport:
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[MessageChannel]:
         client_end, server_end = memory_channel_pair()
+        server = self.server
+        host = server.tasks.host()  # this connection's serving: its tasks end with it
         async with trio.open_nursery() as nursery:
-            await nursery.start(self.server.tasks.run)
-            await nursery.start(self.server.serve_channel, server_end)
+            await nursery.start(host.run)
+            await nursery.start(partial(server.serve_channel, tasks=host), server_end)
             try:
                 yield client_end
             finally:

@@ -20,7 +20,8 @@ async def serve_stdio(
 
     ``await nursery.start(serve_stdio, server)`` returns once the session is running.
     """
+    host = server.tasks.host()  # tasks outlive their requests, not this serving
     async with trio.open_nursery() as nursery, open_stdio_channel() as channel:
-        await nursery.start(server.tasks.run)  # tasks of the stateless era outlive requests
-        await server.serve_channel(channel, task_status=task_status)
+        await nursery.start(host.run)
+        await server.serve_channel(channel, tasks=host, task_status=task_status)
         nursery.cancel_scope.cancel()

@@ -1,8 +1,8 @@
-"""One run of a tool as a task: the job in the server-level nursery, and its context.
+"""One run of a tool as a task: the job in its serving's task nursery, and its context.
 
-The tool body always runs in the server's task nursery (never in the request's task),
-so it never has to move: the request that called the tool waits for the job's
-*decision* and answers with it:
+The tool body always runs in the task nursery of the serving that carried its request
+(:mod:`._task_host`; never in the request's task), so it never has to move: the request
+that called the tool waits for the job's *decision* and answers with it:
 
 * the job **hands off** (a task is created): the request answers ``CreateTaskResult``
   and the body goes on as the task. A tool registered with ``task_handoff="start"``
@@ -18,23 +18,32 @@ request's work would be. After the hand-off, :class:`TaskToolContext` turns reve
 calls into the task's input requests (``input_required`` until ``tasks/update``
 answers them), a progress ``message`` into the task's ``statusMessage``, and drops
 progress and log notifications, which the extension does not carry for tasks.
+
+A 2025-11-25 core task (``kind="core"``) always hands off at once (the client asked for
+a task; ``begin_task`` then just returns ``True``). Its reverse calls become input
+requests too, carried to the client by ``tasks/result`` (:mod:`._core_tasks`); its
+progress (to the original ``progressToken``, which stays valid for the task's life),
+log messages and other notifications go to the session that created it, tagged with
+the task's ``io.modelcontextprotocol/related-task``; a send to a session that has gone
+away is dropped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVarTuple, final
 
 import trio
 
-from trimcp.dispatch import McpError
+from trimcp.dispatch import ConnectionClosedError, McpError
 from trimcp.nursery import BackgroundContext, HandlerContext
-from trimcp.protocol import LoggingLevel
+from trimcp.protocol import LoggingLevel, related_task_meta
 from trimcp.wire import INTERNAL_ERROR
 
-from ._context import ToolContext
-from ._task_store import TaskRecord, TaskStore
+from ._context import ToolContext, log_level_allows
+from ._task_store import TaskKind, TaskRecord, TaskStore
 
 __all__ = ["TaskJob", "TaskToolContext"]
 
@@ -47,15 +56,26 @@ Ts = TypeVarTuple("Ts")
 class TaskJob:
     """A tool body running in the task nursery, before and after its hand-off."""
 
-    def __init__(self, store: TaskStore, ctx: HandlerContext) -> None:
+    def __init__(
+        self,
+        store: TaskStore,
+        ctx: HandlerContext,
+        *,
+        kind: TaskKind = "extension",
+        ttl_ms: int | None = None,
+    ) -> None:
         self.store = store
         self.ctx = ctx
+        self.kind = kind
+        self.ttl_ms = ttl_ms
         self.record: TaskRecord | None = None
         #: The work's cancel scope: the request's before the hand-off, the task's after.
         self.scope = trio.CancelScope()
         self.decided = trio.Event()
         self.outcome: tuple[str, Any] = ("error", None)
-        self._life: trio.CancelScope | None = None
+        #: The job's whole life; from the hand-off on, its deadline is the task's TTL.
+        self.life = trio.CancelScope()
+        self.last_progress: float | None = None
 
     def _decide(self, kind: str, value: Any) -> None:
         if not self.decided.is_set():
@@ -65,22 +85,19 @@ class TaskJob:
     def hand_off(self, message: str | None = None) -> TaskRecord:
         """Create the task now (idempotent); its request answers ``CreateTaskResult``."""
         if self.record is None:
-            record = self.store.create(self.ctx)
+            record = self.store.create(self.ctx, kind=self.kind, ttl_ms=self.ttl_ms)
             record.scope = self.scope
+            record.life = self.life
             record.status_message = message
             self.record = record
-            if self._life is not None:
-                self._life.deadline = record.deadline
+            self.life.deadline = record.deadline
             self._decide("task", record)
         return self.record
 
     async def drive(self, work: Callable[[ToolContext], Awaitable[dict[str, Any]]]) -> None:
         """Run ``work`` to its end, then keep the task's outcome until its TTL."""
         try:
-            with trio.CancelScope() as life:
-                self._life = life
-                if self.record is not None:
-                    life.deadline = self.record.deadline
+            with self.life:
                 done, value, failure = False, None, None
                 with self.scope:
                     try:
@@ -110,7 +127,7 @@ class TaskJob:
                 self._decide("error", failure)
             return
         if done:
-            record.complete({**value, "resultType": "complete"})
+            record.complete(value if record.kind == "core" else {**value, "resultType": "complete"})
         elif failure is None:
             record.cancelled()
         elif isinstance(failure, McpError):
@@ -150,21 +167,66 @@ class TaskToolContext(ToolContext):
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Progress of the request before the hand-off; in a task (which carries no
-        progress notifications) its ``message`` becomes the task's ``statusMessage``."""
-        record = self.job.record
+        """Progress of the request before the hand-off. In a task its ``message`` becomes
+        the task's ``statusMessage``; a core task also sends the progress to the
+        request's ``progressToken`` (2025-11-25 keeps it valid for the task's life)."""
+        job = self.job
+        record = job.record
         if record is None:
             await super().report_progress(progress, total, message)
-        elif message is not None:
+            return
+        if message is not None:
             record.describe(message)
+        token = self.handler.progress_token
+        if record.kind != "core" or token is None:
+            await trio.lowlevel.checkpoint()
+            return
+        if job.last_progress is not None and progress < job.last_progress:
+            last = job.last_progress
+            raise ValueError(f"progress must not decrease (was {last}, got {progress})")
+        job.last_progress = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._task_notify(record, "notifications/progress", params)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        if self.job.record is None:
+        record = self.job.record
+        if record is None:
             await super().notify(method, params)
+        elif record.kind == "core":
+            await self._task_notify(record, method, params)
+        else:
+            await trio.lowlevel.checkpoint()
 
     async def log(self, level: LoggingLevel | str, data: Any, *, logger: str | None = None) -> None:
-        if self.job.record is None:
+        record = self.job.record
+        if record is None:
             await super().log(level, data, logger=logger)
+            return
+        name = level.value if isinstance(level, LoggingLevel) else level
+        if record.kind != "core" or not log_level_allows(self.session, name):
+            await trio.lowlevel.checkpoint()
+            return
+        params: dict[str, Any] = {"level": name, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._task_notify(record, "notifications/message", params)
+
+    async def _task_notify(
+        self, record: TaskRecord, method: str, params: dict[str, Any] | None
+    ) -> None:
+        """A notification of a core task: to its session, tagged with the task."""
+        body = dict(params or {})
+        body["_meta"] = related_task_meta(record.task_id, body.get("_meta"))
+        session = record.session
+        if session is None or session.is_closed:
+            await trio.lowlevel.checkpoint()
+            return
+        with contextlib.suppress(ConnectionClosedError):  # gone: nobody is left to tell
+            await session.notify(method, body)
 
     def detach_for_background(
         self, fn: Callable[[BackgroundContext, *Ts], Awaitable[object]], *args: *Ts

@@ -9,9 +9,9 @@ every case; see :mod:`._task_job` for how it runs and when the task begins.
 Negotiation is per request: only a stateless-era request whose own
 ``clientCapabilities`` list the extension gets a ``CreateTaskResult`` or may use
 ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` (others: ``-32021``). A handshake
--era session (2025-11-25 included) never gets tasks: task-capable tools run
-synchronously there, ``"required"`` ones are refused, and the ``tasks/*`` methods are
-``-32601`` (the 2025-11-25 core tasks are a different protocol, not served).
+-era session gets the 2025-11-25 core tasks instead (:mod:`._core_tasks`): the same
+tools, the same table, another protocol. ``tasks/get`` and ``tasks/cancel`` exist in
+both; each request is routed by its era.
 
 * ``tasks/get`` answers the ``DetailedTask`` of the current status;
 * ``tasks/update`` delivers ``inputResponses`` to outstanding input requests (others
@@ -33,11 +33,20 @@ from functools import partial
 from typing import Any, Final, final
 
 from trimcp.dispatch import McpError
-from trimcp.nursery import HandlerContext, SessionState
-from trimcp.protocol import TASK_RESULT_TYPE, TASKS_EXTENSION, TaskSupport
-from trimcp.wire import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+from trimcp.nursery import HandlerContext, Session, SessionState
+from trimcp.protocol import (
+    TASK_RESULT_TYPE,
+    TASKS_EXTENSION,
+    Feature,
+    TaskSupport,
+    core_tasks_capability,
+    supports,
+)
+from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from ._context import CapabilityError, ToolContext
+from ._core_tasks import CoreTasks
+from ._task_host import TaskHost, not_served
 from ._task_job import TaskJob
 from ._task_store import TaskRecord, TaskStore
 from ._tools import ToolRegistry
@@ -55,7 +64,8 @@ TaskHandoff = str
 
 _REQUIRED: Final[dict[str, Any]] = {"extensions": {TASKS_EXTENSION: {}}}
 
-Route = tuple[Callable[[HandlerContext, Any], Awaitable[Any]], None]
+Handler = Callable[[HandlerContext, Any], Awaitable[Any]]
+Route = tuple[Handler, None]
 
 
 def _declared(state: SessionState) -> bool:
@@ -76,11 +86,15 @@ class TaskRunner:
         tools: ToolRegistry,
         store: TaskStore,
         publish: Callable[[str, dict[str, Any]], None],
+        host_of: Callable[[Session], TaskHost | None],
+        page_size: Callable[[], int],
     ) -> None:
         self.tools = tools
         self.store = store
+        self.host_of = host_of
         self._support: dict[str, tuple[TaskSupport, TaskHandoff]] = {}
         self._publish = publish
+        self.core = CoreTasks(tools, store, host_of, page_size)
         store.on_change = self._changed
 
     def set_support(self, name: str, support: TaskSupport, handoff: TaskHandoff) -> None:
@@ -99,6 +113,24 @@ class TaskRunner:
         """Whether some registered tool can run as a task (then the extension is declared)."""
         return any(name in self.tools for name in self._support)
 
+    def support(self, name: str) -> TaskSupport:
+        """How tool ``name`` may run as a task."""
+        return self._support.get(name, ("forbidden", "start"))[0]
+
+    def core_capability(self, version: str) -> dict[str, Any] | None:
+        """The ``tasks`` capability an ``initialize`` of ``version`` declares, if any."""
+        if not (self.enabled and supports(version, Feature.TASKS)):
+            return None
+        return core_tasks_capability()
+
+    def listed(self, name: str, wire: dict[str, Any], version: str) -> dict[str, Any]:
+        """A tool as ``tools/list`` of ``version`` shows it: with ``execution.taskSupport``
+        where the revision has it and the tool may run as a task."""
+        support = self.support(name)
+        if support == "forbidden" or not supports(version, Feature.TASKS):
+            return wire
+        return {**wire, "execution": {"taskSupport": support}}
+
     def advertise(self, capabilities: dict[str, Any]) -> dict[str, Any]:
         """``server/discover`` capabilities with the extension added when enabled."""
         if not self.enabled:
@@ -109,27 +141,36 @@ class TaskRunner:
 
     # -- tools/call ----------------------------------------------------------------------
     def handles(self, params: Any) -> bool:
-        """Whether this ``tools/call`` names a task-capable tool."""
+        """Whether this ``tools/call`` names a task-capable tool, or asks for a task."""
         if not isinstance(params, dict):
             return False
         name = params.get("name")
-        return name in self._support and name in self.tools  # a removed tool is unknown
+        # a removed tool is unknown
+        return (name in self._support or "task" in params) and name in self.tools
 
     async def call_tool(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         """Answer a ``tools/call`` of a task-capable tool: synchronously, or as a task."""
-        support, handoff = self._support[params["name"]]
+        support, handoff = self._support.get(params["name"], ("forbidden", "start"))
         state = ctx.session
-        if not _declared(state) or (support == "optional" and not self.store.running):
+        if not state.stateless:
+            return await self.core.call_tool(ctx, params, support)
+        host = self.host_of(ctx.session_object)
+        running = host is not None and host.running
+        if (
+            support == "forbidden"
+            or not _declared(state)
+            or (support == "optional" and not running)
+        ):
             if support == "required":
-                raise _missing(state) if not _declared(state) else _not_served()
+                raise _missing(state) if not _declared(state) else not_served()
             return await self.tools.call(ToolContext(ctx), params)
-        if not self.store.running:
-            raise _not_served()
+        if host is None or not running:
+            raise not_served()
         job = TaskJob(self.store, ctx)
         work = partial(_call, self.tools, params)
         if handoff == "start":
             job.hand_off()
-        self.store.spawn(partial(job.drive, work))
+        host.spawn(partial(job.drive, work))
         try:
             await job.decided.wait()
         finally:
@@ -146,11 +187,15 @@ class TaskRunner:
 
     # -- tasks/* -------------------------------------------------------------------------
     def routes(self) -> dict[str, Route]:
-        """The extension's methods, for the server's method table."""
+        """The methods of both kinds of tasks, for the server's method table; each
+        request goes to its era's (module doc)."""
+        core = self.core
         return {
-            "tasks/get": (self._get, None),
-            "tasks/update": (self._update, None),
-            "tasks/cancel": (self._cancel, None),
+            "tasks/get": (_by_era(core.get, self._get), None),
+            "tasks/result": (_by_era(core.result, None), None),
+            "tasks/list": (_by_era(core.list, None), None),
+            "tasks/update": (_by_era(None, self._update), None),
+            "tasks/cancel": (_by_era(core.cancel, self._cancel), None),
         }
 
     def _find(self, ctx: HandlerContext, params: Any) -> TaskRecord:
@@ -205,16 +250,24 @@ class TaskRunner:
         return {**params, "notifications": {**filter_, "taskIds": agreed}}
 
     def _changed(self, record: TaskRecord) -> None:
-        self._publish("notifications/tasks", record.detailed())
+        if record.kind == "core":
+            self.core.changed(record)
+        else:
+            self._publish("notifications/tasks", record.detailed())
+
+
+def _by_era(handshake: Handler | None, stateless: Handler | None) -> Handler:
+    """One route for a ``tasks/*`` method: the core handler for a handshake-era request,
+    the extension's for a stateless one; ``-32601`` where the era lacks the method."""
+
+    def route(ctx: HandlerContext, params: Any) -> Awaitable[Any]:
+        handler = stateless if ctx.session.stateless else handshake
+        if handler is None:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+        return handler(ctx, params)
+
+    return route
 
 
 async def _call(tools: ToolRegistry, params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return await tools.call(ctx, params)
-
-
-def _not_served() -> McpError:
-    return McpError(
-        INTERNAL_ERROR,
-        "Internal error: tasks are not being served (run the server with serve_http, "
-        "serve_stdio or serve_websocket, or start server.tasks.run)",
-    )

@@ -79,7 +79,7 @@ async def serve_websocket(
             try:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(messages.keepalive)
-                    await server.serve_channel(channel)
+                    await server.serve_channel(channel, tasks=task_host)
                     nursery.cancel_scope.cancel()
             finally:
                 await channel.aclose()
@@ -87,8 +87,9 @@ async def serve_websocket(
             active -= 1
 
     shutdown = server.shutdown_control.round
+    task_host = server.tasks.host()  # every connection's tasks end with this serving
     async with trio.open_nursery() as nursery:
-        await nursery.start(server.tasks.run)
+        await nursery.start(task_host.run)
         async with trio.open_nursery() as connections:
             accepting = trio.CancelScope()
 
