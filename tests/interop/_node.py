@@ -1,0 +1,43 @@
+"""Where the pinned Node peers of the interop tests live, and whether they may be skipped.
+
+``tests/interop/node/package.json`` (with its lockfile) pins the TypeScript SDK and the
+everything server; ``npm ci`` in that folder installs them (``.ci/run`` does). Locally a
+test that needs them is skipped when ``node`` or the packages are missing; with
+``TRIMCP_REQUIRE_NODE_PEERS=1`` (CI sets it) it fails instead, so CI never skips them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+NODE_DIR = Path(__file__).parent / "node"
+MODULES = NODE_DIR / "node_modules" / "@modelcontextprotocol"
+EVERYTHING = MODULES / "server-everything" / "dist" / "index.js"
+SDK = MODULES / "sdk" / "package.json"
+
+
+def require_node(*paths: Path) -> str:
+    """The ``node`` to run, once ``paths`` exist; skip (or, under CI, fail) otherwise."""
+    node = shutil.which("node")
+    missing = [str(p.relative_to(NODE_DIR)) for p in paths if not p.exists()]
+    if node is not None and not missing:
+        return node
+    reason = "node not found" if node is None else f"missing {', '.join(missing)}"
+    reason += f" (run `npm ci` in {NODE_DIR})"
+    if os.environ.get("TRIMCP_REQUIRE_NODE_PEERS") == "1":
+        pytest.fail(f"the Node interop peers are required here: {reason}")
+    pytest.skip(reason)
+
+
+def node_env() -> dict[str, str]:
+    """A small environment for a Node peer: no secrets of ours, nothing that opens a
+    port (the peers speak stdio only)."""
+    env = {
+        key: os.environ[key] for key in ("PATH", "HOME", "LANG", "SYSTEMROOT") if key in os.environ
+    }
+    env["NODE_ENV"] = "test"
+    return env
