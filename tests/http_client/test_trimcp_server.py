@@ -79,3 +79,46 @@ async def test_tools_progress_polling_and_elicitation(engine: str) -> None:
                 assert channel.sse.get_requests >= 2  # type: ignore[attr-defined]
             nursery.cancel_scope.cancel()
     assert seen == [1, 2, 3, 1, 2]
+
+
+async def test_a_core_task_over_http_asks_through_tasks_result(engine: str) -> None:
+    """2025-11-25 core tasks over Streamable HTTP: the task's elicitation travels on the
+    tasks/result POST's stream, status notices on the GET stream, and the task outlives
+    the POST that created it."""
+    server = build()
+    notices: list[str] = []
+
+    @server.tool(task_support="required")
+    async def survey(ctx: trimcp.ToolContext) -> str:
+        await trio.sleep(0.1)
+        answer, content = await ctx.elicit(
+            "Name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+        )
+        return f"surveyed {content['name']}" if content else answer.action
+
+    async def elicitation(_ctx: HandlerContext, _p: trimcp.ElicitParams) -> trimcp.ElicitResult:
+        return trimcp.ElicitResult(action="accept", content={"name": "Cy"})
+
+    async def listen(message: trimcp.wire.Message, call_next: object) -> None:
+        if isinstance(message, trimcp.wire.Notification):
+            notices.append(message.method)
+        await call_next(message)  # type: ignore[operator]
+
+    middlewares = trimcp.dispatch.Middlewares()
+    middlewares.client_recv.add(listen)
+    with trio.fail_after(WAIT):
+        async with trio.open_nursery() as nursery:
+            serve = partial(trimcp.serve_http, server, port=0, engine=engine)
+            port = await nursery.start(serve)
+            async with trimcp.open_client(
+                trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp"),
+                elicitation=elicitation,
+                middlewares=middlewares,
+                era="handshake",
+            ) as client:
+                result = await client.call_tool("survey")
+                assert result.content[0] == trimcp.TextContent(text="surveyed Cy")
+                (task,) = await client.tasks.list_all()
+                assert task.status == "completed"
+            nursery.cancel_scope.cancel()
+    assert "notifications/tasks/status" in notices
