@@ -49,6 +49,7 @@ from trimcp.protocol import (
     Tool,
     declares_tool_tasks,
     supports,
+    tasks_required_by,
 )
 from trimcp.transports import ClientTransport
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, Message
@@ -102,9 +103,11 @@ class Client(ResourceCalls, ListenCalls, RootsCalls):
         task_watch: TaskStatusWatch | None = None,
     ) -> None:
         self.session = session
-        #: 2025-11-25 core tasks: call a tool as a task, follow, fetch, list, cancel.
-        self.tasks = CoreTaskCalls(session, task_watch or TaskStatusWatch())
         self.era = era or EraState(Implementation(name="", version=""), ClientCapabilities())
+        #: 2025-11-25 core tasks: call a tool as a task, follow, fetch, list, cancel.
+        self.tasks = CoreTaskCalls(
+            session, task_watch or TaskStatusWatch(), stateless=self.era.stateless
+        )
         self._listeners = listeners or Listeners()
         self._rounds = InputRounds(session, max_input_rounds, stateless=self.era.stateless)
         if self.era.stateless and hasattr(session.channel, "tool_headers"):
@@ -207,15 +210,31 @@ class Client(ResourceCalls, ListenCalls, RootsCalls):
             params: dict[str, Any] = {"name": name}
             if arguments is not None:
                 params["arguments"] = arguments
-            raw = await self._rounds.request(
-                "tools/call", params, timeout=timeout, on_progress=on_progress
-            )
-            result = structure(raw, CallToolResult)
+            try:
+                raw = await self._rounds.request(
+                    "tools/call", params, timeout=timeout, on_progress=on_progress
+                )
+            except McpError as exc:
+                if not (self.era.stateless and tasks_required_by(exc)):
+                    raise
+                result = await self._call_as_extension_task(name, arguments, timeout)
+            else:
+                result = structure(raw, CallToolResult)
         if validate_output:
             await self.output_schemas.verify(
                 self.protocol_version, name, result, self.list_all_tools
             )
         return result
+
+    async def _call_as_extension_task(
+        self, name: str, arguments: dict[str, Any] | None, timeout: float | None
+    ) -> CallToolResult:
+        """Call ``name`` again declaring the tasks extension (the server said it needs
+        it) and follow the task, answering its input with this client's handlers."""
+        from ._tasks import TaskCalls, client_responder, stateless_requester
+
+        calls = TaskCalls(stateless_requester(self), respond=client_responder(self))
+        return await calls.call_tool_result(name, arguments, timeout=timeout)
 
     async def _task_required(self, name: str) -> bool:
         """Whether tool ``name`` must be called as a 2025-11-25 core task: the server

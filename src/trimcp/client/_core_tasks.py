@@ -42,7 +42,7 @@ from trimcp.protocol import (
     CoreTask,
     ListTasksResult,
 )
-from trimcp.wire import INTERNAL_ERROR, INVALID_PARAMS
+from trimcp.wire import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 
 __all__ = [
     "MAX_POLL",
@@ -134,9 +134,25 @@ class TaskStatusWatch:
 class CoreTaskCalls:
     """The 2025-11-25 core tasks of one client (module doc)."""
 
-    def __init__(self, session: Session, watch: TaskStatusWatch) -> None:
+    def __init__(
+        self, session: Session, watch: TaskStatusWatch, *, stateless: bool = False
+    ) -> None:
         self.session = session
         self.watch = watch
+        self.stateless = stateless
+
+    async def _request(
+        self, method: str, params: dict[str, Any] | None, timeout: float | None = None
+    ) -> dict[str, Any]:
+        if self.stateless:
+            await trio.lowlevel.checkpoint()
+            raise McpError(
+                METHOD_NOT_FOUND,
+                f"{method}: 2025-11-25 core tasks need a handshake-era session "
+                "(open_client(era='handshake')); the stateless era has the tasks extension "
+                "(trimcp.client.TaskCalls), which client.call_tool uses by itself",
+            )
+        return await self.session.request(method, params, timeout=timeout)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None = None, *, ttl: float | None = None
@@ -147,7 +163,7 @@ class CoreTaskCalls:
         if arguments is not None:
             params["arguments"] = arguments
         params["task"] = {} if ttl is None else {"ttl": max(0, round(ttl * 1000))}
-        raw = await self.session.request("tools/call", params)
+        raw = await self._request("tools/call", params)
         if "task" not in raw:
             raise McpError(
                 INTERNAL_ERROR, f"the server answered the task-augmented call of {name} directly"
@@ -156,13 +172,13 @@ class CoreTaskCalls:
 
     async def get(self, task_id: str) -> CoreTask:
         """The task's current state (``tasks/get``)."""
-        return _task(await self.session.request("tasks/get", {"taskId": task_id}))
+        return _task(await self._request("tasks/get", {"taskId": task_id}))
 
     async def result(self, task_id: str, *, timeout: float | None = None) -> CallToolResult:
         """The task's outcome (``tasks/result``): blocks until the task ends, answering
         its input requests with the client's handlers meanwhile. An error outcome
         raises it. ``timeout`` as for any request."""
-        raw = await self.session.request("tasks/result", {"taskId": task_id}, timeout=timeout)
+        raw = await self._request("tasks/result", {"taskId": task_id}, timeout)
         meta = raw.get("_meta")
         if isinstance(meta, dict) and RELATED_TASK_META in meta:
             rest = {key: value for key, value in meta.items() if key != RELATED_TASK_META}
@@ -172,7 +188,7 @@ class CoreTaskCalls:
     async def list(self, cursor: str | None = None) -> ListTasksResult:
         """One page of the tasks this client may see (``tasks/list``)."""
         params = {"cursor": cursor} if cursor is not None else None
-        raw = await self.session.request("tasks/list", params)
+        raw = await self._request("tasks/list", params)
         tasks = raw.get("tasks")
         if not isinstance(tasks, list):
             raise McpError(INTERNAL_ERROR, "tasks/list answer has no tasks list")
@@ -197,7 +213,7 @@ class CoreTaskCalls:
     async def cancel(self, task_id: str) -> CoreTask:
         """Ask the server to stop the task (``tasks/cancel``); the task as it now is.
         A task that already ended is ``-32602``."""
-        return _task(await self.session.request("tasks/cancel", {"taskId": task_id}))
+        return _task(await self._request("tasks/cancel", {"taskId": task_id}))
 
     async def wait(self, task: CoreTask | str, *, timeout: float | None = None) -> CallToolResult:
         """Follow the task to its end and return the tool's result (module doc)."""

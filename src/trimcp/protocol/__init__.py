@@ -128,6 +128,7 @@ from ._tasks import Task as Task
 from ._tasks import TaskStatus as TaskStatus
 from ._tasks import TaskSupport as TaskSupport
 from ._tasks import declares_tasks as declares_tasks
+from ._tasks import tasks_required_by as tasks_required_by
 from ._tasks import tasks_required_data as tasks_required_data
 from ._tools import CallToolParams as CallToolParams
 from ._tools import CallToolResult as CallToolResult
@@ -263,6 +264,7 @@ __all__ = [
     "read_request_meta",
     "related_task_meta",
     "supports",
+    "tasks_required_by",
     "tasks_required_data",
     "tool_turn_problem",
     "unsupported_version",

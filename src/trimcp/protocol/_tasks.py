@@ -27,11 +27,15 @@ __all__ = [
     "TaskStatus",
     "TaskSupport",
     "declares_tasks",
+    "tasks_required_by",
     "tasks_required_data",
 ]
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 """The extension's identifier (under ``capabilities.extensions``)."""
+
+#: ``MissingRequiredClientCapability`` (the stateless era's ``-32021``).
+MISSING_CAPABILITY: Final = -32021
 
 TASK_RESULT_TYPE: Final = "task"
 """The ``resultType`` of a ``CreateTaskResult``, and of nothing else."""
@@ -90,6 +94,14 @@ def declares_tasks(capabilities: Mapping[str, Any] | None) -> bool:
         return False
     extensions = capabilities.get("extensions")
     return isinstance(extensions, Mapping) and isinstance(extensions.get(TASKS_EXTENSION), Mapping)
+
+
+def tasks_required_by(error: object) -> bool:
+    """Whether ``error`` (an ``McpError``) is the ``-32021`` naming this extension as the
+    missing capability: the call needs a client that declares it."""
+    data = getattr(error, "data", None)
+    required = data.get("requiredCapabilities") if isinstance(data, Mapping) else None
+    return getattr(error, "code", None) == MISSING_CAPABILITY and declares_tasks(required)
 
 
 def tasks_required_data() -> dict[str, Any]:
