@@ -9,11 +9,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import trimcp
-from trimcp.dispatch import CallNext, Middlewares
 from trimcp.protocol import ElicitParams, ElicitResult
-from trimcp.wire import ErrorResponse, Message, Notification, Request, Response, to_value
+from trimcp.wire import ErrorResponse, Notification, Request, Response, to_value
 
-from ._support import check
+from ._support import Recorder, check
 
 V = "2025-11-25"
 
@@ -36,28 +35,9 @@ REQUESTS = {
 }
 
 
-class WireLog:
-    """Everything the server sent and received; :meth:`validate` checks it."""
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[Message, str | None]] = []
-        self.received: list[Message] = []
-        self._methods: dict[Any, str] = {}
-
-    def install(self, middlewares: Middlewares) -> None:
-        middlewares.server_recv.add(self._recv)
-        middlewares.server_send.add(self._send)
-
-    async def _recv(self, message: Message, call_next: CallNext) -> None:
-        self.received.append(message)
-        if isinstance(message, Request):
-            self._methods[message.id] = message.method
-        await call_next(message)
-
-    async def _send(self, message: Message, call_next: CallNext) -> None:
-        method = self._methods.get(message.id) if isinstance(message, Response) else None
-        self.sent.append((message, method))
-        await call_next(message)
+class WireLog(Recorder):
+    """Everything the server sent and received; :meth:`validate` checks it against the
+    2025-11-25 schema (the recorder's own checks are the stateless era's)."""
 
     def notices(self, method: str) -> list[dict[str, Any]]:
         return [

@@ -164,7 +164,7 @@ async def test_cancel_moves_the_task_to_cancelled_and_cancels_its_scope(
         again = await error_of(client.tasks.cancel(task.task_id))
         assert again.code == -32602
         assert "terminal status 'cancelled'" in again.message
-        with pytest.raises(trimcp.client.CoreTaskCancelledError) as raised:
+        with pytest.raises(trimcp.client.TaskCancelledError) as raised:
             await client.tasks.wait(task)
         assert raised.value.task.status == "cancelled"
     assert log.validate()["CancelTaskResult"] == 1

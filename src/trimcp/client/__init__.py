@@ -8,7 +8,7 @@ from ._client import RootsHandler as RootsHandler
 from ._client import SamplingHandler as SamplingHandler
 from ._client import open_client as open_client
 from ._core_tasks import CoreTaskCalls as CoreTaskCalls
-from ._core_tasks import CoreTaskCancelledError as CoreTaskCancelledError
+from ._core_tasks import TaskCancelledError as TaskCancelledError
 from ._elicitation import MAX_COMPLETED_IDS as MAX_COMPLETED_IDS
 from ._elicitation import Elicitation as Elicitation
 from ._elicitation import FormHandler as FormHandler
@@ -34,7 +34,6 @@ from ._sampling import Sampling as Sampling
 from ._tasks import InputResponder as InputResponder
 from ._tasks import Requester as Requester
 from ._tasks import TaskCalls as TaskCalls
-from ._tasks import TaskCancelledError as TaskCancelledError
 from ._tasks import client_responder as client_responder
 from ._tasks import input_responder as input_responder
 from ._tasks import stateless_requester as stateless_requester
@@ -45,7 +44,6 @@ __all__ = [
     "MAX_OUTPUT_SCHEMAS",
     "Client",
     "CoreTaskCalls",
-    "CoreTaskCancelledError",
     "Elicitation",
     "ElicitationForm",
     "ElicitationHandler",

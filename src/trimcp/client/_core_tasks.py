@@ -15,7 +15,7 @@ protocol over a connected :class:`~trimcp.client.Client`:
   opened with, and answers the outcome. A ``tasks/result`` that gets no answer within
   the request timeout is cancelled and polling goes on. A task whose outcome is a
   JSON-RPC error raises it as :class:`~trimcp.dispatch.McpError`; a ``cancelled`` task
-  raises :class:`CoreTaskCancelledError`. Bounded by ``timeout`` and :data:`MAX_POLLS`;
+  raises :class:`TaskCancelledError`. Bounded by ``timeout`` and :data:`MAX_POLLS`;
 * :meth:`~CoreTaskCalls.get`, :meth:`~CoreTaskCalls.result`,
   :meth:`~CoreTaskCalls.list`, :meth:`~CoreTaskCalls.list_all` and
   :meth:`~CoreTaskCalls.cancel` are the four ``tasks/*`` requests.
@@ -40,6 +40,7 @@ from trimcp.protocol import (
     TASK_STATUS_NOTIFICATION,
     CallToolResult,
     CoreTask,
+    DetailedTask,
     ListTasksResult,
 )
 from trimcp.wire import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
@@ -50,26 +51,26 @@ __all__ = [
     "MAX_WATCHED_TASKS",
     "MIN_POLL",
     "CoreTaskCalls",
-    "CoreTaskCancelledError",
+    "TaskCancelledError",
     "TaskStatusWatch",
 ]
 
 MIN_POLL: Final = 0.05
-"""Seconds: the fastest :meth:`CoreTaskCalls.wait` polls, whatever the server says."""
+"""Seconds: the fastest a task wait polls (either kind), whatever the server says."""
 MAX_POLL: Final = 60.0
-"""Seconds: the slowest it polls."""
+"""Seconds: the slowest it polls (a server asking for more is not waited on longer)."""
 MAX_POLLS: Final = 100_000
-"""Bound on the ``tasks/get`` polls of one :meth:`CoreTaskCalls.wait`."""
+"""Bound on the ``tasks/get`` polls of one task wait."""
 MAX_WATCHED_TASKS: Final = 1024
 """Tasks whose status notifications one client keeps at once (those being waited on)."""
 MAX_PAGES: Final = 10_000
 """Pages :meth:`CoreTaskCalls.list_all` follows before deciding the cursors loop."""
 
 
-class CoreTaskCancelledError(Exception):
-    """The task ended ``cancelled``: there is no result."""
+class TaskCancelledError(Exception):
+    """The task (of either kind) ended ``cancelled``: there is no result."""
 
-    def __init__(self, task: CoreTask) -> None:
+    def __init__(self, task: CoreTask | DetailedTask) -> None:
         super().__init__(f"task {task.task_id} was cancelled")
         self.task = task
 
@@ -230,7 +231,7 @@ class CoreTaskCalls:
         state = await self.get(task_id)
         for _ in range(MAX_POLLS):
             if state.status == "cancelled":
-                raise CoreTaskCancelledError(state)
+                raise TaskCancelledError(state)
             if state.terminal or state.status == "input_required":
                 try:
                     return await self.result(task_id)
@@ -239,7 +240,7 @@ class CoreTaskCalls:
                 except McpError:
                     state = await self.get(task_id)
                     if state.status == "cancelled":  # cancelled while we waited
-                        raise CoreTaskCancelledError(state) from None
+                        raise TaskCancelledError(state) from None
                     raise
             interval = (state.poll_interval or 1000) / 1000
             notified = await self.watch.next(task_id, min(max(interval, MIN_POLL), MAX_POLL))

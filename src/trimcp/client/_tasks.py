@@ -58,6 +58,7 @@ from trimcp.protocol import (
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from ._client import Client
+from ._core_tasks import MAX_POLL, MAX_POLLS, MIN_POLL, TaskCancelledError
 
 __all__ = [
     "MAX_INPUT_ROUNDS",
@@ -76,22 +77,8 @@ __all__ = [
 Requester = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 InputResponder = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
-MIN_POLL: Final = 0.05
-"""Seconds: the fastest :meth:`TaskCalls.wait` polls, whatever the server says."""
-MAX_POLL: Final = 60.0
-"""Seconds: the slowest it polls (a server asking for more is not waited on longer)."""
-MAX_POLLS: Final = 100_000
-"""Bound on ``tasks/get`` polls of one :meth:`TaskCalls.wait`."""
 MAX_INPUT_ROUNDS: Final = 16
 """Bound on the MRTR rounds of one :meth:`TaskCalls.call_tool`."""
-
-
-class TaskCancelledError(Exception):
-    """The task ended ``cancelled``: there is no result."""
-
-    def __init__(self, task: DetailedTask) -> None:
-        super().__init__(f"task {task.task_id} was cancelled")
-        self.task = task
 
 
 def stateless_requester(
