@@ -144,28 +144,22 @@ class TaskRecord:
 
     # -- the wire ---------------------------------------------------------------
     def task(self) -> dict[str, Any]:
-        """The ``Task`` members (what ``CreateTaskResult`` carries besides ``resultType``)."""
-        out: dict[str, Any] = {
-            "taskId": self.task_id,
-            "status": self.status,
-            "createdAt": self.created_at,
-            "lastUpdatedAt": self.last_updated_at,
-            "ttlMs": self.ttl_ms,
-            "pollIntervalMs": self.poll_interval_ms,
-        }
-        if self.status_message is not None:
-            out["statusMessage"] = self.status_message
-        return out
+        """The extension's ``Task`` (what ``CreateTaskResult`` carries besides
+        ``resultType``)."""
+        return self._members("ttlMs", "pollIntervalMs")
 
     def core_task(self) -> dict[str, Any]:
         """The 2025-11-25 ``Task`` (``CreateTaskResult.task``, ``tasks/get`` ...)."""
+        return self._members("ttl", "pollInterval")
+
+    def _members(self, ttl: str, poll: str) -> dict[str, Any]:
         out: dict[str, Any] = {
             "taskId": self.task_id,
             "status": self.status,
             "createdAt": self.created_at,
             "lastUpdatedAt": self.last_updated_at,
-            "ttl": self.ttl_ms,
-            "pollInterval": self.poll_interval_ms,
+            ttl: self.ttl_ms,
+            poll: self.poll_interval_ms,
         }
         if self.status_message is not None:
             out["statusMessage"] = self.status_message
