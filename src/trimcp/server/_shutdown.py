@@ -35,9 +35,9 @@ returns, so ``await server.shutdown()`` itself is bounded by
 function that owns such a session returns when that handler finally ends, and its
 request never gets a response.
 
-Work that is not a request is not drained: task jobs of the tasks extension
-(``server.tasks``) and work handed off with ``detach_for_background`` are cancelled when
-their session or serve function ends, as without a shutdown.
+Work that is not a request is not drained: tasks (of both kinds, ``server.tasks``) are
+cancelled when the serve function that carried them ends, and work handed off with
+``detach_for_background`` when its session ends, as without a shutdown.
 
 Cancelling the task awaiting :meth:`ShutdownControl.shutdown` cuts the grace short:
 every session is closed at once. A second call while one runs waits for that one. Once
