@@ -303,3 +303,17 @@ async def test_call_tool_in_the_stateless_era_uses_the_extension_when_told_to(
         refused = await error_of(client.tasks.list())
         assert refused.code == -32601
         assert "era='handshake'" in refused.message
+
+
+async def test_the_table_bound_refuses_a_task_clearly(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    server, log, probe = _logged(TaskStore(max_tasks=1))
+    async with core_client(server) as client:
+        await client.tasks.call_tool("gated", {"name": "one"})
+        refused = await error_of(client.tasks.call_tool("gated", {"name": "two"}))
+        assert refused.code == -32600
+        assert "at most 1 tasks" in refused.message
+        assert len(server.tasks) == 1
+        probe.go.set()  # type: ignore[attr-defined]
+    log.validate()
