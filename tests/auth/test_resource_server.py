@@ -58,9 +58,7 @@ async def test_no_token_is_401_with_the_metadata_url_and_no_error() -> None:
     issuer = Issuer()
     refusal = await refused(issuer.resource_server(required_scopes=["mcp:tools"]), request())
     assert refusal.status == 401
-    assert challenges(refusal) == [
-        f'Bearer scope="mcp:tools", resource_metadata="{METADATA}"'
-    ]
+    assert challenges(refusal) == [f'Bearer scope="mcp:tools", resource_metadata="{METADATA}"']
     assert refusal.error is None
 
 

@@ -136,8 +136,14 @@ async def serve_until_expiry(
     if expires_at is None:
         await serve_session(channel)
         return
-    with trio.move_on_after(max(0.0, expires_at - time.time())) as expiry:
-        await serve_session(channel)
-    if expiry.cancelled_caught:
+
+    async def expire() -> None:
+        await trio.sleep(max(0.0, expires_at - time.time()))
         logger.info("WebSocket credentials expired: connection closed")
+        # Closing first makes the session end by itself, its reader seeing the close.
         await channel.aclose(CLOSE_POLICY, "the access token expired")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(expire)
+        await serve_session(channel)
+        nursery.cancel_scope.cancel()
