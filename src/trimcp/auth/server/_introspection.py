@@ -97,6 +97,7 @@ class IntrospectionVerifier:
         key = hashlib.sha256(token.encode()).hexdigest()
         cached = self._cache.get(key)
         if cached is not None and cached[1] > trio.current_time():
+            await trio.lowlevel.checkpoint()  # a checkpoint on the cached path too
             principal = cached[0]
         else:
             principal = await self._introspect(token)

@@ -118,6 +118,8 @@ class JwksCache:
         now = trio.current_time()
         if self._fetched_at is None or now - self._fetched_at >= self.ttl:
             await self._refresh()
+        else:
+            await trio.lowlevel.checkpoint()  # a checkpoint on the cached path too
         found = self._find(kid)
         if found is None and self._may_refetch(trio.current_time()):
             await self._refresh()

@@ -36,6 +36,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Final, Protocol, final
 from urllib.parse import parse_qs, urlsplit
 
+import trio
+
 from trimcp.nursery import Caller
 from trimcp.transports.http import AuthRefusal, AuthRequest
 from trimcp.wire import Request
@@ -154,7 +156,9 @@ class ResourceServer:
 
     # ------------------------------------------------------------------ authenticate
     async def authenticate(self, request: AuthRequest) -> Principal:
-        """The verified principal of ``request``, or :class:`AuthRefusal`."""
+        """The verified principal of ``request``, or :class:`AuthRefusal`. A checkpoint
+        on every path, refusals included."""
+        await trio.lowlevel.checkpoint()
         if "access_token" in parse_qs(request.query.decode("latin-1")):
             raise self._refuse(
                 request, 401, "invalid_request", "access tokens are not accepted in the URL"
