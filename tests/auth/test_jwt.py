@@ -103,7 +103,7 @@ async def test_bad_tokens_are_invalid_never_an_other_error(case: str) -> None:
 def test_none_and_symmetric_algorithms_cannot_be_configured() -> None:
     issuer = Issuer()
     for alg in ("none", "HS256"):
-        with pytest.raises(ValueError, match="not an acceptable"):
+        with pytest.raises(ValueError, match="signed asymmetrically"):
             JwtVerifier(issuer=ISSUER, jwks=issuer.verifier().jwks, algorithms=[alg])
 
 

@@ -37,6 +37,7 @@ import trio
 from joserfc import jwk, jws, jwt
 from joserfc.errors import JoseError
 
+from ._jose import asymmetric_algorithms, has_private_members
 from ._principal import VerifierUnavailable
 from ._urls import normalize_url
 
@@ -58,7 +59,6 @@ DEFAULT_MAX_REPLAY_ENTRIES: Final = 65536
 """Proof ids (``jti``) remembered at most for replay detection."""
 DEFAULT_NONCE_LIFETIME: Final = 300.0
 _MAX_JTI: Final = 256
-_PRIVATE: Final = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
 
 
 class DpopError(Exception):
@@ -91,12 +91,9 @@ class DpopVerifier:
         nonce_lifetime: float = DEFAULT_NONCE_LIFETIME,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        bad = {a for a in algorithms if a.lower() == "none" or a.upper().startswith("HS")}
-        if bad:
-            raise ValueError(f"DPoP proofs are signed asymmetrically, not with {sorted(bad)}")
         if max_age <= 0 or max_replay_entries < 1 or nonce_lifetime <= 0:
             raise ValueError("the DPoP bounds must be positive")
-        self.algorithms = tuple(algorithms)
+        self.algorithms = asymmetric_algorithms(algorithms, "DPoP proofs")
         self.max_age = max_age
         self.leeway = leeway
         self.max_proof_bytes = max_proof_bytes
@@ -139,7 +136,7 @@ class DpopVerifier:
             raise DpopError("the DPoP proof's typ must be dpop+jwt")
         if not isinstance(alg, str) or alg not in self.algorithms:
             raise DpopError("the DPoP proof's algorithm is not accepted")
-        if not isinstance(key_data, dict) or _PRIVATE & key_data.keys():
+        if not isinstance(key_data, dict) or has_private_members(key_data):
             raise DpopError("the DPoP proof must carry a public jwk")
         try:
             key = jwk.import_key(key_data)

@@ -28,6 +28,7 @@ from joserfc.errors import JoseError
 
 from trimcp.transports.http import HttpTransportError, ResponseTooLarge, fetch
 
+from ._jose import has_private_members
 from ._principal import InvalidToken, VerifierUnavailable
 
 __all__ = [
@@ -55,7 +56,6 @@ DEFAULT_JWKS_MAX_KEYS: Final = 32
 Key = jwk.RSAKey | jwk.ECKey | jwk.OKPKey | jwk.OctKey
 #: Fetches the key set document (the bytes of a 200 answer); raises on failure.
 Fetcher = Callable[[str], Awaitable[bytes]]
-_PRIVATE: Final = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
 
 
 async def _fetch_jwks(url: str, *, timeout: float, max_bytes: int) -> bytes:
@@ -182,7 +182,7 @@ class JwksCache:
             raise ValueError("the key set has no keys list")
         keys: dict[str | None, Key] = {}
         for entry in entries[: self.max_keys]:
-            if not isinstance(entry, dict) or _PRIVATE & entry.keys():
+            if not isinstance(entry, dict) or has_private_members(entry):
                 continue  # never a private (or symmetric) key from a public document
             if entry.get("use", "sig") != "sig":
                 continue

@@ -29,6 +29,7 @@ from joserfc.errors import (
     MissingClaimError,
 )
 
+from ._jose import asymmetric_algorithms
 from ._jwks import JwksCache
 from ._principal import InvalidToken, Principal, parse_scopes
 
@@ -75,12 +76,9 @@ class JwtVerifier:
             if jwks_url is None:
                 raise ValueError("a JwtVerifier needs jwks_url or jwks")
             jwks = JwksCache(jwks_url)
-        bad = {a for a in algorithms if a.lower() == "none" or a.upper().startswith("HS")}
-        if bad:
-            raise ValueError(f"not an acceptable access token algorithm: {sorted(bad)}")
         self.issuer = issuer
         self.jwks = jwks
-        self.algorithms = tuple(algorithms)
+        self.algorithms = asymmetric_algorithms(algorithms, "access tokens")
         self.leeway = leeway
         self.clock = clock
 
