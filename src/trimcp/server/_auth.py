@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 from trimcp.dispatch import McpError
 from trimcp.nursery import Caller, HandlerContext
-from trimcp.transports.http import AuthRequest
+from trimcp.transports.http import AuthenticatedCaller, AuthRequest
 from trimcp.transports.http._auth import caller_of
 from trimcp.wire import Request
 
@@ -114,7 +114,7 @@ class AuthGate:
     def metadata(self, request: AuthRequest) -> bytes | None:
         return self.resource_server.metadata(request, self.table.all())
 
-    async def authenticate(self, request: AuthRequest) -> Any:
+    async def authenticate(self, request: AuthRequest) -> AuthenticatedCaller:
         return await self.resource_server.authenticate(request)
 
     def authorize(self, caller: Caller, request: AuthRequest, message: Request) -> None:

@@ -34,7 +34,7 @@ class PromptRoutes:
     """Prompt and completion registration and handlers, mixed into ``Server``."""
 
     prompts: PromptRegistry
-    required_scopes: ScopeTable
+    declared_scopes: ScopeTable
     completions: CompletionRegistry
     page_size: int
 
@@ -60,7 +60,7 @@ class PromptRoutes:
                 func, name=name, title=title, description=description, icons=icons,
                 meta=meta, complete=complete,
             )  # fmt: skip
-            self.required_scopes.declare("prompt", registered.prompt.name, scopes)
+            self.declared_scopes.declare("prompt", registered.prompt.name, scopes)
             return func
 
         return register

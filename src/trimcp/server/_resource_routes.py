@@ -67,7 +67,7 @@ class ResourceRoutes:
     """Resource registration and handlers, mixed into ``Server``."""
 
     resources: ResourceRegistry
-    required_scopes: ScopeTable
+    declared_scopes: ScopeTable
     declare_resources: bool
     page_size: int
     subscriptions: SubscriptionHub
@@ -108,7 +108,7 @@ class ResourceRoutes:
                 icons=icons,
                 meta=meta,
             )
-            self.required_scopes.declare("resource", uri, scopes)
+            self.declared_scopes.declare("resource", uri, scopes)
             return fn
 
         return register
@@ -145,7 +145,7 @@ class ResourceRoutes:
                 icons=icons,
                 meta=meta,
             )
-            self.required_scopes.declare("resource", uri_template, scopes)
+            self.declared_scopes.declare("resource", uri_template, scopes)
             return fn
 
         return register

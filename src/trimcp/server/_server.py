@@ -156,9 +156,9 @@ class Server(ResourceRoutes, PromptRoutes):
         self.tasks = tasks if tasks is not None else TaskStore()
         self.auth = auth
         #: The scopes tools, prompts and resources declared (``scopes=`` at registration).
-        self.required_scopes = ScopeTable(self.resources)
+        self.declared_scopes = ScopeTable(self.resources)
         #: What the transports call to authenticate and authorize (``None``: no auth).
-        self.auth_gate = AuthGate(auth, self.required_scopes) if auth is not None else None
+        self.auth_gate = AuthGate(auth, self.declared_scopes) if auth is not None else None
         if auth is not None and self.tasks.owner is None:
             self.tasks.owner = principal_identity  # a task is its creator's alone
         self.task_runner = TaskRunner(self.tools, self.tasks, self.subscriptions.publish)
@@ -204,7 +204,7 @@ class Server(ResourceRoutes, PromptRoutes):
         def register(func: F) -> F:
             registered = self.tools.add(func, **options)
             self.task_runner.set_support(registered.tool.name, support, handoff)
-            self.required_scopes.declare("tool", registered.tool.name, scopes)
+            self.declared_scopes.declare("tool", registered.tool.name, scopes)
             return func
 
         return register(fn) if fn is not None else register
@@ -275,7 +275,7 @@ class Server(ResourceRoutes, PromptRoutes):
 
     def _guarded(self, method: str, route: RequestHandler) -> RequestHandler:
         """``route`` behind the authorization guard (principal, scopes), when there is one."""
-        return route if self.auth is None else guard(method, route, self.required_scopes)
+        return route if self.auth is None else guard(method, route, self.declared_scopes)
 
     async def _initialize(self, ctx: HandlerContext, params: InitializeParams) -> dict[str, Any]:
         state = ctx.session
