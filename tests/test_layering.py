@@ -1,8 +1,10 @@
 """The layer order of the design holds: imports only point down, and wire/ does no I/O.
 
-Order, bottom first: wire, protocol, binding, dispatch, nursery, transports, then server
-and client (siblings, neither imports the other), then testing and bench, then cli. The top-level
-``trimcp/__init__.py`` facade may import anything.
+Order, bottom first: wire, protocol, binding, dispatch, nursery, transports, auth (it
+implements what the transports ask of authorization, over their HTTP client), then server
+and client (siblings, neither imports the other), then testing, otel, middleware and
+bench, then the pytest plugin and cli. The top-level ``trimcp/__init__.py`` facade may
+import anything.
 """
 
 from __future__ import annotations
@@ -20,14 +22,15 @@ RANK = {
     "dispatch": 3,
     "nursery": 4,
     "transports": 5,
-    "server": 6,
-    "client": 6,
-    "testing": 7,
-    "otel": 7,
-    "middleware": 7,
-    "pytest_plugin": 8,
-    "bench": 7,
-    "cli": 8,  # the command line runs everything, the conformance machine included
+    "auth": 6,
+    "server": 7,
+    "client": 7,
+    "testing": 8,
+    "otel": 8,
+    "middleware": 8,
+    "pytest_plugin": 9,
+    "bench": 8,
+    "cli": 9,  # the command line runs everything, the conformance machine included
 }
 NO_IO_IN_WIRE = {"trio", "anyio", "socket", "asyncio", "selectors", "ssl", "subprocess"}
 MAX_LINES = 600

@@ -2,6 +2,7 @@
 
 from ._channel import MessageChannel as MessageChannel
 from ._context import BackgroundContext as BackgroundContext
+from ._context import Caller as Caller
 from ._context import HandlerContext as HandlerContext
 from ._context import PendingOutput as PendingOutput
 from ._context import detach_for_background as detach_for_background
@@ -24,6 +25,7 @@ from ._state import SessionState as SessionState
 __all__ = [
     "SHUTTING_DOWN",
     "BackgroundContext",
+    "Caller",
     "HandlerContext",
     "InboundWatch",
     "MessageChannel",

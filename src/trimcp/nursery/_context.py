@@ -25,9 +25,28 @@ if TYPE_CHECKING:
     from ._session import Session
     from ._state import SessionState
 
-__all__ = ["BackgroundContext", "HandlerContext", "PendingOutput", "detach_for_background"]
+__all__ = [
+    "BackgroundContext",
+    "Caller",
+    "HandlerContext",
+    "PendingOutput",
+    "detach_for_background",
+]
 
 Ts = TypeVarTuple("Ts")
+
+
+class Caller(Protocol):
+    """Who sent a request, as the transport authenticated it (an authorization principal).
+
+    The core only tells callers apart: ``identity`` is a stable text naming the caller
+    (the same user through the same client gives the same text whatever token it
+    presents). What else a principal holds (subject, client, scopes, claims) belongs to
+    the layer that verified it.
+    """
+
+    @property
+    def identity(self) -> str: ...
 
 
 class PendingOutput(Protocol):
@@ -72,6 +91,7 @@ class HandlerContext:
         "meta",
         "method",
         "params",
+        "principal",
         "request_id",
         "session_object",
         "state",
@@ -97,6 +117,7 @@ class HandlerContext:
         self.state: SessionState | None = None
         self.extension: Any = None
         self.log_route: PendingOutput | None = None
+        self.principal: Caller | None = None
 
     @property
     def session(self) -> SessionState:

@@ -10,7 +10,7 @@ sending it anyway would only earn a ``-32601`` from a conforming client.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar, TypeVarTuple, overload
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple, cast, overload
 
 import trio
 
@@ -39,6 +39,9 @@ from ._elicitation import (
 )
 from ._mrtr import InputRound
 from ._sampling import ToolChoiceArg, sampling_tools_params
+
+if TYPE_CHECKING:
+    from trimcp.auth import Principal
 
 __all__ = ["CapabilityError", "ToolContext", "log_level_allows"]
 
@@ -117,6 +120,13 @@ class ToolContext:
     def meta(self) -> dict[str, Any]:
         """The request's ``_meta``."""
         return self.handler.meta
+
+    @property
+    def principal(self) -> Principal | None:
+        """Who the request acts for, from its verified access token (subject, client id,
+        scopes, claims), or ``None`` when the server has no authorization or the
+        transport authenticates nobody (stdio, in-memory)."""
+        return cast("Principal | None", self.handler.principal)
 
     @property
     def trace(self) -> dict[str, str]:

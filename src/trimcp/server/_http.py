@@ -50,13 +50,16 @@ def asgi_app(server: Server, **options: Any) -> StreamableHttpApp:
     ``options`` are those of :class:`~trimcp.transports.http.StreamableHttpApp`
     (``path``, ``limits``, ``host_policy``, ``stateless``, ``event_store``,
     ``standalone_get``, and ``legacy_sse``/``sse_path``/``messages_path`` for the
-    2024-11-05 HTTP+SSE transport, on by default at ``/sse``). The app runs its
+    2024-11-05 HTTP+SSE transport, on by default at ``/sse``). A server made with
+    ``auth=`` has every request of those paths authenticated, and serves its protected
+    resource metadata (see :mod:`trimcp.server._auth`). The app runs its
     sessions and the server's task nursery under ASGI lifespan, or in the nursery of
     whoever calls ``await app.run()``. Once ``server.shutdown()`` is called, the app
     answers POSTs carrying requests with 503 (see :mod:`trimcp.server._shutdown`; under
     hypercorn, pass ``shutdown_trigger=server.shutdown_control.wait_done``).
     """
     options.setdefault("supported_versions", server.supported_versions)
+    options.setdefault("auth", server.auth_gate)  # Server(auth=...): every request verified
     host = server.tasks.host()  # tasks outlive their POSTs and sessions, not this app
     options.setdefault("background", host.run)
     # From server.shutdown() on, this app refuses requests with 503 (for good: a server

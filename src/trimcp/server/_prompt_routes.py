@@ -10,7 +10,7 @@ without it every ``prompts/*`` request is ``-32601``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from trimcp.dispatch import McpError
@@ -18,6 +18,7 @@ from trimcp.nursery import HandlerContext
 from trimcp.protocol import HANDSHAKE_VERSIONS, CompleteParams, GetPromptParams, Icon
 from trimcp.wire import METHOD_NOT_FOUND
 
+from ._auth import ScopeTable
 from ._completion import CompletionKind, CompletionRegistry
 from ._context import ToolContext
 from ._downgrade import fit_prompt_result
@@ -33,6 +34,7 @@ class PromptRoutes:
     """Prompt and completion registration and handlers, mixed into ``Server``."""
 
     prompts: PromptRegistry
+    declared_scopes: ScopeTable
     completions: CompletionRegistry
     page_size: int
 
@@ -46,16 +48,19 @@ class PromptRoutes:
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         complete: dict[str, CompletionProvider] | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]:
         """Register an ``async def`` as a prompt; its ``str`` parameters are the prompt's
         arguments (see :mod:`trimcp.server._prompts`). ``complete`` maps argument names
-        to completion providers."""
+        to completion providers. With authorization, ``scopes`` are the OAuth scopes
+        getting it needs."""
 
         def register(func: F) -> F:
-            self.prompts.add(
+            registered = self.prompts.add(
                 func, name=name, title=title, description=description, icons=icons,
                 meta=meta, complete=complete,
             )  # fmt: skip
+            self.declared_scopes.declare("prompt", registered.prompt.name, scopes)
             return func
 
         return register

@@ -12,7 +12,7 @@ it every ``resources/*`` request is ``-32601``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from trimcp.binding import unstructure
@@ -30,6 +30,7 @@ from trimcp.protocol import (
 )
 from trimcp.wire import METHOD_NOT_FOUND
 
+from ._auth import ScopeTable
 from ._context import ToolContext
 from ._downgrade import fit_annotations, fit_read_result
 from ._pagination import page_result, paginate
@@ -66,6 +67,7 @@ class ResourceRoutes:
     """Resource registration and handlers, mixed into ``Server``."""
 
     resources: ResourceRegistry
+    declared_scopes: ScopeTable
     declare_resources: bool
     page_size: int
     subscriptions: SubscriptionHub
@@ -84,11 +86,13 @@ class ResourceRoutes:
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]:
         """Register an ``async def`` as the static resource ``uri`` (decorator).
 
         The name defaults to the function's, the description to its docstring. The
         function returns ``str`` (text), ``bytes`` (blob), contents objects, or a list.
+        With authorization, ``scopes`` are the OAuth scopes reading it needs.
         """
 
         def register(fn: F) -> F:
@@ -104,6 +108,7 @@ class ResourceRoutes:
                 icons=icons,
                 meta=meta,
             )
+            self.declared_scopes.declare("resource", uri, scopes)
             return fn
 
         return register
@@ -119,11 +124,13 @@ class ResourceRoutes:
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]:
         """Register an ``async def`` serving every URI matching ``uri_template``.
 
         The template's variables are passed as keyword arguments converted to the
         parameters' annotations (``str``, ``int``, ``float``, ``bool``, ``list[str]``).
+        With authorization, ``scopes`` are the OAuth scopes reading any of them needs.
         """
 
         def register(fn: F) -> F:
@@ -138,6 +145,7 @@ class ResourceRoutes:
                 icons=icons,
                 meta=meta,
             )
+            self.declared_scopes.declare("resource", uri_template, scopes)
             return fn
 
         return register

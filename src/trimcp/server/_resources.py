@@ -268,6 +268,14 @@ class ResourceRegistry:
         """Whether ``uri`` is served (statically or by a template)."""
         return self._find(uri) is not None
 
+    def key_for(self, uri: str) -> str | None:
+        """The URI or template under which ``uri`` is served, or ``None``."""
+        found = self._find(uri)
+        if found is None:
+            return None
+        description = found[0].description
+        return description.uri if isinstance(description, Resource) else description.uri_template
+
     def _find(self, uri: str) -> tuple[RegisteredResource, dict[str, Any]] | None:
         static = self._static.get(uri)
         if static is not None:

@@ -10,10 +10,10 @@ handlers find their session through their context, so nothing is copied per sess
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any, Literal, TypeVar, final, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, final, overload
 
 import trio
 
@@ -48,6 +48,7 @@ from trimcp.protocol import (
 from trimcp.transports import memory_channel_pair
 from trimcp.wire import METHOD_NOT_FOUND
 
+from ._auth import AuthGate, ScopeTable, guard, principal_identity
 from ._completion import CompletionRegistry
 from ._context import ToolContext
 from ._downgrade import fit_initialize_result
@@ -65,6 +66,9 @@ from ._task_host import TaskHost
 from ._task_store import TaskStore
 from ._tasks import TaskHandoff, TaskRunner
 from ._tools import ToolRegistry
+
+if TYPE_CHECKING:
+    from trimcp.auth import ResourceServer
 
 __all__ = ["Server"]
 
@@ -98,6 +102,11 @@ class Server(ResourceRoutes, PromptRoutes):
       max_subscriptions: bound on concurrent ``subscriptions/listen`` streams.
       tasks: the task table of tools registered with ``task_support`` (bounds, TTL,
         poll interval, owner binding; see :class:`TaskStore`).
+      auth: the OAuth resource server (:class:`trimcp.auth.ResourceServer`, from the
+        ``auth`` extra) that authenticates every HTTP and WebSocket request; handlers
+        find the verified principal at ``ctx.principal``. Tools, prompts and resources
+        may then declare the ``scopes`` they need. Sessions, tasks and sealed input-round
+        state belong to the principal that created them (see :mod:`._auth`).
 
     Example::
 
@@ -127,6 +136,7 @@ class Server(ResourceRoutes, PromptRoutes):
         cache: CachePolicy | None = None,
         max_subscriptions: int = DEFAULT_MAX_LISTENERS,
         tasks: TaskStore | None = None,
+        auth: ResourceServer | None = None,
     ) -> None:
         self.info = Implementation(
             name=name, version=version, title=title, website_url=website_url, icons=icons
@@ -145,6 +155,13 @@ class Server(ResourceRoutes, PromptRoutes):
         self.completions = CompletionRegistry(self.prompts)
         self.subscriptions = SubscriptionHub(max_subscriptions)
         self.tasks = tasks if tasks is not None else TaskStore()
+        self.auth = auth
+        #: The scopes tools, prompts and resources declared (``scopes=`` at registration).
+        self.declared_scopes = ScopeTable(self.resources)
+        #: What the transports call to authenticate and authorize (``None``: no auth).
+        self.auth_gate = AuthGate(auth, self.declared_scopes) if auth is not None else None
+        if auth is not None and self.tasks.owner is None:
+            self.tasks.owner = principal_identity  # a task is its creator's alone
         #: The task host of each session's serving (where its requests' tasks run).
         self._task_hosts: dict[Session, TaskHost] = {}
         self.task_runner = TaskRunner(
@@ -175,6 +192,7 @@ class Server(ResourceRoutes, PromptRoutes):
         meta: dict[str, Any] | None = None,
         task_support: TaskSupport = "forbidden",
         task_handoff: TaskHandoff = "start",
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]: ...
     def tool(self, fn: Any = None, /, **options: Any) -> Any:  # type: ignore[misc]
         """Register an ``async def`` as a tool (decorator, with or without options).
@@ -187,14 +205,17 @@ class Server(ResourceRoutes, PromptRoutes):
         2025-11-25 core task when a handshake-era client asks for one
         (:mod:`trimcp.server._core_tasks`), or a task of the stateless-era tasks
         extension, from its start or from ``ctx.begin_task()`` (``task_handoff``;
-        :mod:`trimcp.server._tasks`).
+        :mod:`trimcp.server._tasks`). With authorization, ``scopes`` are the OAuth
+        scopes a call needs (403 ``insufficient_scope`` naming them otherwise).
         """
         support = options.pop("task_support", "forbidden")
         handoff = options.pop("task_handoff", "start")
+        scopes = options.pop("scopes", None)
 
         def register(func: F) -> F:
             registered = self.tools.add(func, **options)
             self.task_runner.set_support(registered.tool.name, support, handoff)
+            self.declared_scopes.declare("tool", registered.tool.name, scopes)
             return func
 
         return register(fn) if fn is not None else register
@@ -242,10 +263,9 @@ class Server(ResourceRoutes, PromptRoutes):
     def _build_registry(self) -> Registry:
         registry = Registry()
         era = self.era
+        initialize = era.wrap("initialize", self._initialize, InitializeParams)
         registry.add_request(
-            "initialize",
-            era.wrap("initialize", self._initialize, InitializeParams),
-            cancellable=False,
+            "initialize", self._guarded("initialize", initialize), cancellable=False
         )
         routes: dict[str, tuple[RequestHandler, type[Any] | None]] = {
             "ping": (_ping, None),
@@ -261,9 +281,14 @@ class Server(ResourceRoutes, PromptRoutes):
             "logging/setLevel": (_set_level, SetLevelParams),
         }
         for method, (handler, params_type) in routes.items():
-            registry.add_request(method, log_routed(era.wrap(method, handler, params_type)))
+            route = log_routed(era.wrap(method, handler, params_type))
+            registry.add_request(method, self._guarded(method, route))
         registry.add_notification("notifications/initialized", _initialized)
         return registry
+
+    def _guarded(self, method: str, route: RequestHandler) -> RequestHandler:
+        """``route`` behind the authorization guard (principal, scopes), when there is one."""
+        return route if self.auth is None else guard(method, route, self.declared_scopes)
 
     async def _initialize(self, ctx: HandlerContext, params: InitializeParams) -> dict[str, Any]:
         state = ctx.session

@@ -207,6 +207,8 @@ class EraFront:
         binding: dict[str, Any] | None = None
         if method in MRTR_METHODS:
             binding = _binding(method, raw)
+            if ctx.principal is not None:  # a state opens only for the caller it was sealed for
+                binding["principal"] = ctx.principal.identity
             inputs = self._answers(binding, raw)
             ctx.extension = inputs
             raw = {k: v for k, v in raw.items() if k not in ("inputResponses", "requestState")}

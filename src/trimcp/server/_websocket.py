@@ -9,6 +9,7 @@ connections on its endpoint path (``serve_http(engine="hypercorn")`` does that).
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 import trio
 
@@ -16,7 +17,8 @@ from trimcp.transports.http import HostPolicy, is_loopback
 from trimcp.transports.websocket import (
     WebSocketChannel,
     WebSocketLimits,
-    accept_websocket,
+    accept_with_caller,
+    serve_until_expiry,
 )
 from trimcp.transports.websocket._accept import refuse
 
@@ -44,7 +46,9 @@ async def serve_websocket(
     ``task_status.started()`` reports the bound port (``port=0`` picks a free one).
     Bounds are in ``limits``: past ``max_connections`` a new client is refused with 503.
     The DNS-rebinding guard is on, as for :func:`~trimcp.serve_http`: bound to
-    loopback, ``Host`` and ``Origin`` must name loopback. Cancellation ends every
+    loopback, ``Host`` and ``Origin`` must name loopback. A server made with ``auth=``
+    verifies each handshake's credentials (401 with the challenge otherwise) and closes a
+    connection (1008) when they expire. Cancellation ends every
     session and closes every connection. ``await server.shutdown()`` stops it
     gracefully: no new connection is accepted, running requests get their grace, and
     this function returns once every connection has ended.
@@ -70,16 +74,25 @@ async def serve_websocket(
             return
         active += 1
         try:
-            messages = await accept_websocket(
-                stream, path=path, host_policy=host_policy, local_host=host, limits=limits
+            accepted = await accept_with_caller(
+                stream,
+                path=path,
+                host_policy=host_policy,
+                local_host=host,
+                local_port=bound,
+                limits=limits,
+                auth=server.auth_gate,
             )
-            if messages is None:
+            if accepted is None:
                 return
-            channel = WebSocketChannel(messages)
+            messages, caller = accepted
+            channel = WebSocketChannel(messages, caller=caller)
             try:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(messages.keepalive)
-                    await server.serve_channel(channel, tasks=task_host)
+                    await serve_until_expiry(
+                        partial(server.serve_channel, tasks=task_host), channel
+                    )
                     nursery.cancel_scope.cancel()
             finally:
                 await channel.aclose()

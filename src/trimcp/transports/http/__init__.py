@@ -1,11 +1,19 @@
 """Streamable HTTP: the server (an ASGI app) and the client."""
 
 from ._asgi import StreamableHttpApp as StreamableHttpApp
+from ._auth import AuthenticatedCaller as AuthenticatedCaller
+from ._auth import Authenticator as Authenticator
+from ._auth import AuthRefusal as AuthRefusal
+from ._auth import AuthRequest as AuthRequest
 from ._client import HeadersHook as HeadersHook
 from ._client import HttpRequestInfo as HttpRequestInfo
 from ._client import StreamableHttp as StreamableHttp
 from ._client import streamable_http as streamable_http
 from ._client_channel import HttpClientChannel as HttpClientChannel
+from ._client_conn import HttpTransportError as HttpTransportError
+from ._client_conn import ResponseTooLarge as ResponseTooLarge
+from ._client_fetch import FetchResponse as FetchResponse
+from ._client_fetch import fetch as fetch
 from ._event_store import EventStore as EventStore
 from ._event_store import MemoryEventStore as MemoryEventStore
 from ._event_store import Replay as Replay
@@ -18,19 +26,27 @@ from ._server_limits import HttpServerLimits as HttpServerLimits
 from ._sessions import HttpSessionChannel as HttpSessionChannel
 
 __all__ = [
+    "AuthRefusal",
+    "AuthRequest",
+    "AuthenticatedCaller",
+    "Authenticator",
     "EventStore",
+    "FetchResponse",
     "HeadersHook",
     "HostPolicy",
     "HttpClientChannel",
     "HttpRequestInfo",
     "HttpServerLimits",
     "HttpSessionChannel",
+    "HttpTransportError",
     "LegacySseChannel",
     "MemoryEventStore",
     "Replay",
+    "ResponseTooLarge",
     "StreamableHttp",
     "StreamableHttpApp",
     "decode_header_value",
+    "fetch",
     "is_loopback",
     "serve_h11",
     "streamable_http",

@@ -18,6 +18,12 @@ carrying that era's ``_meta`` without a session id, is checked by :mod:`._modern
 and served by a session of its own that ends with the response (closing the stream
 cancels it); GET and DELETE of that era are 405. :mod:`._asgi_post` answers POSTs;
 :mod:`._asgi_get` finds a request's session and serves GET and DELETE.
+
+With an ``auth`` (:class:`~._auth.Authenticator`), :meth:`StreamableHttpApp._authenticate`
+is the one place requests meet it: well-known metadata is answered there, and a request
+for a protected path is authenticated (after the framing and ``Host``/``Origin`` checks,
+before any body is read) and routed with its caller; a POST's requests are authorized
+once decoded, before delivery (:mod:`._auth`).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any, Final, final
 
 import trio
 
+from trimcp.nursery import Caller
 from trimcp.protocol import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, Feature, supports
 from trimcp.wire import (
     Message,
@@ -50,8 +57,17 @@ from ._asgi_io import (
     read_body,
     send_empty,
     send_error,
+    send_json,
 )
 from ._asgi_post import serve_post, shutting_down
+from ._auth import (
+    AuthenticatedCaller,
+    Authenticator,
+    AuthRequest,
+    authenticate,
+    authorize,
+    metadata_document,
+)
 from ._event_store import EventStore, MemoryEventStore
 from ._guards import (
     SERVER_ERROR,
@@ -99,6 +115,8 @@ class StreamableHttpApp(SessionRoutes):
         ``stateless``.
       draining: tells whether the server is shutting down (``Server.shutdown``): then a
         POST carrying a request gets 503 with ``Retry-After`` and a ``-32000`` error.
+      auth: the resource server that authenticates and authorizes requests (see
+        :mod:`._auth`); ``None`` serves everyone.
     """
 
     def __init__(
@@ -118,8 +136,10 @@ class StreamableHttpApp(SessionRoutes):
         websocket_limits: WebSocketLimits | None = None,
         background: Callable[..., Awaitable[object]] | None = None,
         draining: Callable[[], bool] | None = None,
+        auth: Authenticator | None = None,
     ) -> None:
         self.path = path
+        self.auth = auth
         #: Whether the server behind is shutting down: a POST carrying a request is
         #: then refused with 503 (answers and notifications still pass).
         self.draining = draining
@@ -149,6 +169,7 @@ class StreamableHttpApp(SessionRoutes):
                 self.host_policy,
                 sse_path=sse_path,
                 messages_path=messages_path,
+                auth=auth,
             )
 
     def _memory_store(self) -> EventStore:
@@ -184,6 +205,7 @@ class StreamableHttpApp(SessionRoutes):
                 self.manager.serve_session,
                 host_policy=self.host_policy,
                 limits=self.websocket_limits,
+                auth=self.auth,
             )
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
@@ -212,16 +234,25 @@ class StreamableHttpApp(SessionRoutes):
             self.exchanges -= 1
 
     def _route(
-        self, scope: Scope, receive: Receive, send: Send, headers: Headers
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        request: AuthRequest | None = None,
+        caller: AuthenticatedCaller | None = None,
     ) -> Awaitable[None]:
         """Check the request and pick its handler; its awaitable, for ``_http`` to await
         (a plain function: a parked request keeps no frame of it). Raises ``HttpError``.
+        With authorization, a request not yet seen by it goes there first.
         """
         check_framing(headers, self.limits.max_header_bytes)
+        if self.auth is not None and request is None:
+            return self._authenticate(scope, receive, send, headers)
         if scope.get("path") != self.path:
             if self.legacy is None or not self.legacy.serves(scope.get("path")):
                 raise HttpError(404, "Not Found", code=SERVER_ERROR)
-            return self.legacy.handle(scope, receive, send, headers)
+            return self.legacy.handle(scope, receive, send, headers, request, caller)
         check_host_and_origin(self.host_policy, dict(scope), headers)
         method = scope.get("method")
         if method != "POST" and headers.get("mcp-protocol-version") in STATELESS_VERSIONS:
@@ -230,11 +261,11 @@ class StreamableHttpApp(SessionRoutes):
                 405, "Method Not Allowed", code=SERVER_ERROR, headers=[(b"allow", b"POST")]
             )
         if method == "POST":
-            return self._post(receive, send, headers)
+            return self._post(receive, send, headers, request, caller)
         if method == "GET" and self.standalone_get:
-            return self._get(receive, send, headers)
+            return self._get(receive, send, headers, caller)
         if method == "DELETE" and not self.stateless:
-            return self._delete(send, headers)
+            return self._delete(send, headers, caller)
         allow = "POST" if self.stateless else "GET, POST, DELETE"
         if not self.standalone_get and not self.stateless:
             allow = "POST, DELETE"
@@ -242,8 +273,33 @@ class StreamableHttpApp(SessionRoutes):
             405, "Method Not Allowed", code=SERVER_ERROR, headers=[(b"allow", allow.encode())]
         )
 
+    async def _authenticate(
+        self, scope: Scope, receive: Receive, send: Send, headers: Headers
+    ) -> None:
+        """The authorization layer's turn: its metadata documents are answered here;
+        a request for a protected path is authenticated (401/403/503 otherwise), then
+        routed with its caller."""
+        request = AuthRequest.from_scope(scope, headers, self.path)
+        document = metadata_document(self.auth, request)
+        if document is not None:
+            await send_json(send, 200, document, [(b"cache-control", b"max-age=300")])
+            return
+        caller = None
+        path = request.path
+        if path == self.path or (self.legacy is not None and self.legacy.serves(path)):
+            check_host_and_origin(self.host_policy, dict(scope), headers)
+            caller = await authenticate(self.auth, request)
+        await self._route(scope, receive, send, headers, request, caller)
+
     # ------------------------------------------------------------------ POST
-    async def _post(self, receive: Receive, send: Send, headers: Headers) -> None:
+    async def _post(
+        self,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        request: AuthRequest | None = None,
+        caller: AuthenticatedCaller | None = None,
+    ) -> None:
         if not accepts(headers, "application/json", "text/event-stream"):
             raise HttpError(
                 406, "Not Acceptable: Accept must include application/json and text/event-stream"
@@ -258,7 +314,7 @@ class StreamableHttpApp(SessionRoutes):
         # the session is looked up.
         version = headers.get("mcp-protocol-version")
         candidate = version in STATELESS_VERSIONS or headers.get("mcp-session-id") is None
-        channel = None if candidate else self._lookup(headers)
+        channel = None if candidate else self._lookup(headers, caller)
         body = await read_body(
             receive, limit=self.limits.max_body_size, timeout=self.limits.body_timeout
         )
@@ -266,28 +322,34 @@ class StreamableHttpApp(SessionRoutes):
         requests = [m for m in messages if isinstance(m, Request)]
         first_id = requests[0].id if len(messages) == 1 and requests else None
         try:
+            authorize(self.auth, caller, request, requests)
             if requests and self.draining is not None and self.draining():
                 raise shutting_down(self.limits)
             if candidate and self.serves_stateless and is_modern_post(headers, messages):
-                await self._modern_post(messages, receive, send, headers)
+                await self._modern_post(messages, receive, send, headers, caller)
                 return
             if candidate:
-                channel = self._lookup(headers)
+                channel = self._lookup(headers, caller)
             if channel is None:
-                channel = await self._open_for(messages, headers)
+                channel = await self._open_for(messages, headers, caller)
                 if channel is None:
                     await send_empty(send, 202)
                     return
             else:
                 self._check_version(headers, channel)
-            await self._serve_post(channel, messages, requests, receive, send)
+            await self._serve_post(channel, messages, requests, receive, send, caller=caller)
         except HttpError as error:
             if error.id is None:
                 error.id = first_id
             raise
 
     async def _modern_post(
-        self, messages: list[Message], receive: Receive, send: Send, headers: Headers
+        self,
+        messages: list[Message],
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        caller: Caller | None,
     ) -> None:
         """One stateless-era POST: checked, then served by a session of its own that
         ends with the response (or with the client leaving: that is cancellation)."""
@@ -301,7 +363,9 @@ class StreamableHttpApp(SessionRoutes):
         channel = self.manager.create(stateless=True, resumable=False)
         channel.stateless_era = True
         channel.param_headers = param_headers(headers)
-        await self._serve_post(channel, messages, [message], receive, send, status=status_for)
+        await self._serve_post(
+            channel, messages, [message], receive, send, status=status_for, caller=caller
+        )
 
     def _decode(self, body: bytes, channel: HttpSessionChannel | None) -> list[Message]:
         version = channel.protocol_version if channel is not None else None
@@ -321,14 +385,17 @@ class StreamableHttpApp(SessionRoutes):
         return messages
 
     async def _open_for(
-        self, messages: list[Message], headers: Headers
+        self, messages: list[Message], headers: Headers, caller: Caller | None
     ) -> HttpSessionChannel | None:
-        """The session for a POST without ``Mcp-Session-Id`` (``None``: nothing to do)."""
+        """The session for a POST without ``Mcp-Session-Id`` (``None``: nothing to do);
+        it belongs to ``caller``."""
         initialize = any(isinstance(m, Request) and m.method == "initialize" for m in messages)
         if not self.stateless:
             if not initialize:
                 raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
-            return self.manager.create()
+            created = self.manager.create()
+            created.owner = caller.identity if caller is not None else None
+            return created
         if not initialize:
             self._check_version(headers, None)
         if not any(isinstance(m, Request) for m in messages):
@@ -363,9 +430,10 @@ class StreamableHttpApp(SessionRoutes):
         send: Send,
         *,
         status: Callable[[int], int] | None = None,
+        caller: Caller | None = None,
     ) -> Awaitable[None]:
         # serve_post's awaitable, handed back: a parked POST keeps no frame here.
         return serve_post(
             channel, messages, requests, receive, send, self.limits, status, self.draining,
-            self.manager.terminate,
+            self.manager.terminate, caller,
         )  # fmt: skip

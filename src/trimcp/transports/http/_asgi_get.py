@@ -1,15 +1,19 @@
 """Finding a POST's, GET's or DELETE's session, and serving GET and DELETE.
 
 A mixin of :class:`~._asgi.StreamableHttpApp`: ``Mcp-Session-Id`` names the session
-(one value, well formed, known: else 400 or 404), ``MCP-Protocol-Version`` must be
+(one value, well formed, known, and created by the same caller when there is
+authorization: else 400 or 404), ``MCP-Protocol-Version`` must be
 supported and agree with the session's; ``GET`` opens the session's standalone SSE
 stream or resumes one (``Last-Event-ID``), ``DELETE`` ends the session.
 """
 
 from __future__ import annotations
 
+from trimcp.nursery import Caller
+
 from ._asgi_io import Receive, Send, pump, send_empty
 from ._asgi_post import SESSION_NOT_FOUND, session_headers
+from ._auth import owner_matches
 from ._guards import SERVER_ERROR, Headers, HttpError, accepts, check_session_id
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
@@ -26,7 +30,9 @@ class SessionRoutes:
     supported_versions: tuple[str, ...]
     limits: HttpServerLimits
 
-    def _lookup(self, headers: Headers) -> HttpSessionChannel | None:
+    def _lookup(self, headers: Headers, caller: Caller | None = None) -> HttpSessionChannel | None:
+        """The session the headers name, seen by ``caller``: a session another caller
+        created is unknown to it (404), exactly like one that never existed."""
         values = headers.get_all("mcp-session-id")
         if not values or self.stateless:
             return None
@@ -34,12 +40,12 @@ class SessionRoutes:
             raise HttpError(400, "Bad Request: more than one Mcp-Session-Id")
         check_session_id(values[0])
         channel = self.manager.get(values[0])
-        if channel is None:
+        if channel is None or not owner_matches(channel.owner, caller):
             raise HttpError(404, "Not Found: unknown or terminated session", code=SESSION_NOT_FOUND)
         return channel
 
-    def _require(self, headers: Headers) -> HttpSessionChannel:
-        channel = self._lookup(headers)
+    def _require(self, headers: Headers, caller: Caller | None) -> HttpSessionChannel:
+        channel = self._lookup(headers, caller)
         if channel is None:
             raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
         return channel
@@ -55,10 +61,12 @@ class SessionRoutes:
         if negotiated is not None and value != negotiated:
             raise HttpError(400, "Bad Request: MCP-Protocol-Version does not match the session")
 
-    async def _get(self, receive: Receive, send: Send, headers: Headers) -> None:
+    async def _get(
+        self, receive: Receive, send: Send, headers: Headers, caller: Caller | None
+    ) -> None:
         if not accepts(headers, "text/event-stream"):
             raise HttpError(406, "Not Acceptable: Accept must include text/event-stream")
-        channel = self._require(headers)
+        channel = self._require(headers, caller)
         self._check_version(headers, channel)
         last_event_id = headers.get("last-event-id")
         if last_event_id is not None:
@@ -90,8 +98,8 @@ class SessionRoutes:
             channel.busy -= 1
             channel.touch()
 
-    async def _delete(self, send: Send, headers: Headers) -> None:
-        channel = self._require(headers)
+    async def _delete(self, send: Send, headers: Headers, caller: Caller | None) -> None:
+        channel = self._require(headers, caller)
         self._check_version(headers, channel)
         self.manager.terminate(channel)
         await send_empty(send, 200)

@@ -15,6 +15,7 @@ from typing import Final, Protocol
 
 import trio
 
+from trimcp.nursery import Caller
 from trimcp.wire import Message, Notification, Request
 
 from ._asgi_io import Receive, Send, pump, send_empty, send_error, send_sse_end
@@ -51,13 +52,15 @@ async def serve_post(
     status: Callable[[int], int] | None = None,
     draining: Callable[[], bool] | None = None,
     terminate: Callable[[HttpSessionChannel], object] | None = None,
+    caller: Caller | None = None,
 ) -> None:
     """Deliver one POST's messages to ``channel`` and answer it: 202 when it holds no
     request, else the requests' outbox pumped as JSON or SSE (``status`` maps a JSON
     error body's code to its HTTP status, for the stateless era). A session that ends
     before any output gives 404, or 503 while ``draining`` (a server shutting down).
     A channel without a session id (its own session, for this POST) is given to
-    ``terminate`` at the end."""
+    ``terminate`` at the end. ``caller`` is who sent the requests (with authorization),
+    for their handlers."""
     channel.busy += 1
     try:
         if not requests:
@@ -68,7 +71,7 @@ async def serve_post(
         ids = [r.id for r in requests]
         if len(set(ids)) != len(ids) or any(channel.in_flight(i) for i in ids):
             raise HttpError(400, "Invalid Request: a request with this id is already in flight")
-        outbox = channel.open_request_stream(requests, batch=len(messages) > 1)
+        outbox = channel.open_request_stream(requests, batch=len(messages) > 1, caller=caller)
         for n, message in enumerate(messages):
             try:
                 await deliver(channel, message, limits.inbound_wait)

@@ -6,8 +6,10 @@ the ``101 Switching Protocols`` head through h11 and hands the socket, with any 
 client already sent behind its head, to wsproto's frame layer
 (:class:`~trimcp.transports.websocket.WsprotoMessages`: fragments joined under the
 message bound, pings answered, the closing handshake done). ``websocket.close`` before
-accepting is answered 403, as ASGI servers do. So ``serve_http``'s default engine serves
-MCP over WebSocket on the Streamable HTTP endpoint, as hypercorn does.
+accepting is answered 403, as ASGI servers do; an app that wants another refusal (a 401
+with its ``WWW-Authenticate`` challenge) sends it with the ASGI ``websocket.http.response``
+extension, which is written as a plain HTTP response. So ``serve_http``'s default engine
+serves MCP over WebSocket on the Streamable HTTP endpoint, as hypercorn does.
 """
 
 from __future__ import annotations
@@ -70,12 +72,15 @@ class H11WebSocket:
         #: ``(status, reason)`` when the app refused before accepting.
         self.refused: tuple[int, str] | None = None
         self.closed = False
+        #: A refusal's response head being sent (``websocket.http.response``).
+        self._response: h11.Response | None = None
 
     def scope(self, http_scope: MutableMapping[str, Any]) -> dict[str, Any]:
         scope = dict(http_scope)
         scope["type"] = "websocket"
         scope["scheme"] = "ws"
         scope["subprotocols"] = _subprotocols(self._request)
+        scope["extensions"] = {"websocket.http.response": {}}
         scope.pop("method", None)
         return scope
 
@@ -117,6 +122,15 @@ class H11WebSocket:
             if text is None:
                 raise RuntimeError("only text messages are sent on MCP WebSockets")
             await self.messages.send_text(text)
+        elif kind == "websocket.http.response.start" and self.messages is None:
+            headers = [(bytes(k), bytes(v)) for k, v in message.get("headers", ())]
+            status = int(message["status"])
+            self._response = h11.Response(
+                status_code=status, headers=[*headers, (b"connection", b"close")]
+            )
+            self.refused = (status, "")
+        elif kind == "websocket.http.response.body" and self._response is not None:
+            await self._respond(bytes(message.get("body", b"")), message.get("more_body", False))
         elif kind == "websocket.close":
             if self.messages is None:
                 self.refused = (403, "Forbidden: the WebSocket was refused")
@@ -125,6 +139,18 @@ class H11WebSocket:
                 await self.messages.close(int(message.get("code", CLOSE_NORMAL)))
         else:
             raise RuntimeError(f"unexpected ASGI message {kind!r}")
+
+    async def _respond(self, body: bytes, more: bool) -> None:
+        """Write a refusal's response (the connection closes after it)."""
+        data = b""
+        if self._response is not None and self._h11.our_state is h11.SEND_RESPONSE:
+            data += self._h11.send(self._response) or b""
+        if self._h11.our_state is h11.SEND_BODY:
+            if body:
+                data += self._h11.send(h11.Data(data=body)) or b""
+            if not more:
+                data += self._h11.send(h11.EndOfMessage()) or b""
+        await self._stream.send_all(data)
 
     async def _accept(self, message: MutableMapping[str, Any]) -> None:
         if self.messages is not None:

@@ -17,6 +17,9 @@ stream overflows, or the server ends the session) the session's tasks are cancel
 its id is forgotten, so later POSTs get 404. Sessions run in the Streamable HTTP app's
 :class:`~._sessions_manager.SessionManager` (they count towards ``max_sessions``), and
 every request passes the same guards (framing, ``Host``/``Origin``) as Streamable HTTP.
+With authorization, both endpoints are authenticated by the app (:mod:`._auth`): the
+session belongs to the caller that opened its stream, a ``session_id`` posted to by
+another caller is unknown (404), and each request is authorized before delivery (403).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from trimcp.wire import RemoteProtocolError, decode, encode
 
 from ._asgi_io import Receive, Scope, Send, pump, read_body, send_empty
 from ._asgi_post import SESSION_NOT_FOUND, deliver_within
+from ._auth import AuthenticatedCaller, Authenticator, AuthRequest, authorize, owner_matches
 from ._guards import (
     SERVER_ERROR,
     SESSION_ID_PATTERN,
@@ -67,8 +71,10 @@ class LegacySseEndpoint:
         *,
         sse_path: str = "/sse",
         messages_path: str = "/messages",
+        auth: Authenticator | None = None,
     ) -> None:
         self.manager = manager
+        self.auth = auth
         self.limits = limits
         self.host_policy = host_policy
         self.sse_path = sse_path
@@ -85,13 +91,23 @@ class LegacySseEndpoint:
     def serves(self, path: object) -> bool:
         return path in (self.sse_path, self.messages_path)
 
-    async def handle(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+    async def handle(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        request: AuthRequest | None = None,
+        caller: AuthenticatedCaller | None = None,
+    ) -> None:
+        """Serve one request of either endpoint; ``caller`` is who the app authenticated
+        (``None`` without authorization)."""
         check_host_and_origin(self.host_policy, dict(scope), headers)
         path, method = scope.get("path"), scope.get("method")
         if method == "GET" and path == self.sse_path:
-            await self._stream(scope, receive, send, headers)
+            await self._stream(scope, receive, send, headers, caller)
         elif method == "POST" and path == self.messages_path:
-            await self._message(scope, receive, send, headers)
+            await self._message(scope, receive, send, headers, request, caller)
         else:
             routes = (("GET", self.sse_path), ("POST", self.messages_path))
             allow = [verb for verb, route in routes if route == path]
@@ -103,7 +119,14 @@ class LegacySseEndpoint:
             )
 
     # ------------------------------------------------------------------ GET: the stream
-    async def _stream(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+    async def _stream(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        caller: AuthenticatedCaller | None,
+    ) -> None:
         # Old clients differ in what they send; only an Accept that excludes SSE is refused.
         if headers.get_all("accept") and not accepts(headers, "text/event-stream"):
             raise HttpError(406, "Not Acceptable: Accept must include text/event-stream")
@@ -111,6 +134,7 @@ class LegacySseEndpoint:
         root = str(scope.get("root_path") or "").rstrip("/")
         endpoint = f"{root}{self.messages_path}?session_id={session_id}"
         channel = LegacySseChannel(session_id, self.limits, endpoint)
+        channel.bind(caller)
         self.manager.adopt(channel)
         self._channels[session_id] = channel
         logger.debug("SSE session %s opened", session_id)
@@ -122,14 +146,22 @@ class LegacySseEndpoint:
             logger.debug("SSE session %s ended", session_id)
 
     # ------------------------------------------------------------------ POST: one message
-    async def _message(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+    async def _message(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        request: AuthRequest | None,
+        caller: AuthenticatedCaller | None,
+    ) -> None:
         if not is_json_content_type(headers):
             raise HttpError(415, "Unsupported Media Type: Content-Type must be application/json")
         declared = headers.get("content-length")
         if declared is not None and int(declared) > self.limits.max_body_size:
             raise HttpError(413, "Payload Too Large", close=True)
         channel = self._channels.get(_session_id(scope))
-        if channel is None or channel.closed:
+        if channel is None or channel.closed or not owner_matches(channel.owner, caller):
             raise HttpError(404, "Not Found: unknown or ended session", code=SESSION_NOT_FOUND)
         body = await read_body(
             receive, limit=self.limits.max_body_size, timeout=self.limits.body_timeout
@@ -143,6 +175,8 @@ class LegacySseEndpoint:
             raise HttpError(400, f"Bad Request: {exc}") from None
         if isinstance(message, list):  # decode refuses batches; this keeps mypy informed
             raise HttpError(400, "Invalid Request: batches are not supported")
+        authorize(self.auth, caller, request, [message])
+        channel.bind(caller)
         await deliver_within(channel, message, self.limits.inbound_wait)
         await send_empty(send, 202)
 

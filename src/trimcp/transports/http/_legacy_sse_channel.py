@@ -19,6 +19,7 @@ from typing import final
 
 import trio
 
+from trimcp.nursery import Caller
 from trimcp.wire import Message, RequestId, encode, encode_sse
 
 from ._server_limits import HttpServerLimits
@@ -50,6 +51,21 @@ class LegacySseChannel:
         )
         self.outbox.put(encode_sse(data=endpoint, event="endpoint"))
         self._closed = False
+        #: With authorization: the identity of the caller that opened the stream (the
+        #: session is theirs alone), and the credentials it last presented.
+        self.owner: str | None = None
+        self._caller: Caller | None = None
+
+    def bind(self, caller: Caller | None) -> None:
+        """Record who is sending now (the stream's opener, then each POST's caller,
+        which the endpoint has checked is the same identity)."""
+        if caller is not None:
+            self.owner = caller.identity
+            self._caller = caller
+
+    def caller_for(self, request_id: RequestId) -> Caller | None:
+        """The session's caller as of its latest POST (every POST is the owner's)."""
+        return self._caller
 
     @property
     def closed(self) -> bool:

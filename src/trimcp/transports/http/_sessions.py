@@ -33,6 +33,7 @@ from typing import final
 
 import trio
 
+from trimcp.nursery import Caller
 from trimcp.wire import (
     ErrorResponse,
     Message,
@@ -57,12 +58,20 @@ STANDALONE = "0"
 
 @final
 class RequestStream:
-    """The stream of one POST: the requests it carried and where their output goes."""
+    """The stream of one POST: the requests it carried, who sent them (the caller its
+    credentials named, with authorization) and where their output goes."""
 
-    __slots__ = ("batch", "collected", "mode", "outbox", "pending", "stream_id")
+    __slots__ = ("batch", "caller", "collected", "mode", "outbox", "pending", "stream_id")
 
-    def __init__(self, stream_id: str, request_ids: Iterable[RequestId], batch: bool) -> None:
+    def __init__(
+        self,
+        stream_id: str,
+        request_ids: Iterable[RequestId],
+        batch: bool,
+        caller: Caller | None = None,
+    ) -> None:
         self.stream_id = stream_id
+        self.caller = caller
         self.pending: set[RequestId] = set(request_ids)
         self.batch = batch
         #: ``"pending"`` (undecided), ``"json"`` or ``"sse"``.
@@ -119,6 +128,9 @@ class HttpSessionChannel:
         self.stateless_era = False
         #: That POST's ``Mcp-Param-*`` headers, for the engine to check against the body.
         self.param_headers: dict[str, list[str]] = {}
+        #: The identity of the caller that created the session (with authorization):
+        #: only that caller can use its id.
+        self.owner: str | None = None
 
     # ------------------------------------------------------------ MessageChannel
     @property
@@ -274,14 +286,17 @@ class HttpSessionChannel:
     def in_flight(self, request_id: RequestId) -> bool:
         return request_id in self._by_request or request_id in self._swallow
 
-    def open_request_stream(self, requests: list[Request], *, batch: bool) -> Outbox:
-        """Register the stream of a POST carrying ``requests``; return its outbox.
+    def open_request_stream(
+        self, requests: list[Request], *, batch: bool, caller: Caller | None = None
+    ) -> Outbox:
+        """Register the stream of a POST carrying ``requests`` (sent by ``caller``);
+        return its outbox.
 
         The caller has checked that none of the ids is in flight (:meth:`in_flight`).
         """
         request_ids = [r.id for r in requests]
         self._initialize_ids.update(r.id for r in requests if r.method == "initialize")
-        stream = RequestStream(str(self._next_stream), request_ids, batch)
+        stream = RequestStream(str(self._next_stream), request_ids, batch, caller)
         self._next_stream += 1
         outbox = stream.outbox = self.new_outbox()
         outbox.stream_id = stream.stream_id
@@ -306,6 +321,11 @@ class HttpSessionChannel:
         encoded = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
         stream.outbox.reply_status = (status, encoded)
         return True
+
+    def caller_for(self, request_id: RequestId) -> Caller | None:
+        """Who sent the request ``request_id`` still in flight (``None``: nobody known)."""
+        stream = self._by_request.get(request_id)
+        return stream.caller if stream is not None else None
 
     def cancelled(self, request_id: object) -> None:
         """The client cancelled ``request_id``: no response will come, end its stream.

@@ -6,9 +6,11 @@ its endpoint path under any ASGI server (hypercorn included).
 """
 
 from ._accept import accept_websocket as accept_websocket
+from ._accept import accept_with_caller as accept_with_caller
 from ._asgi import AsgiMessages as AsgiMessages
 from ._asgi import serve_asgi_websocket as serve_asgi_websocket
 from ._channel import WebSocketChannel as WebSocketChannel
+from ._channel import serve_until_expiry as serve_until_expiry
 from ._client import WebSocketHandshakeError as WebSocketHandshakeError
 from ._client import WebSocketTransport as WebSocketTransport
 from ._client import websocket as websocket
@@ -29,6 +31,8 @@ __all__ = [
     "WebSocketTransport",
     "WsprotoMessages",
     "accept_websocket",
+    "accept_with_caller",
     "serve_asgi_websocket",
+    "serve_until_expiry",
     "websocket",
 ]

@@ -7,7 +7,9 @@ plain HTTP status and a one-line reason:
 * 400: not a WebSocket upgrade, or the ``mcp`` subprotocol was not offered;
 * 403: ``Host`` / ``Origin`` refused by the DNS-rebinding guard (:class:`HostPolicy`);
 * 404: another path; 408: the handshake took over ``handshake_timeout``;
-* 431: the request line and headers exceed ``max_header_bytes``.
+* 431: the request line and headers exceed ``max_header_bytes``;
+* with authorization (:func:`accept_with_caller`), the authenticator's refusal: 401
+  with its ``WWW-Authenticate`` challenge, 403, or 503 (:mod:`..http._auth`).
 """
 
 from __future__ import annotations
@@ -21,17 +23,23 @@ from wsproto.events import AcceptConnection, Event, RejectConnection, RejectData
 from wsproto.utilities import LocalProtocolError as WsLocalProtocolError
 from wsproto.utilities import RemoteProtocolError as WsRemoteProtocolError
 
+from ..http._auth import AuthenticatedCaller, Authenticator, AuthRequest, authenticate
 from ..http._guards import Headers, HostPolicy, HttpError, check_host_and_origin
 from ._frames import WsprotoMessages
 from ._limits import SUBPROTOCOL, WebSocketLimits
 
-__all__ = ["accept_websocket", "refuse"]
+__all__ = ["accept_websocket", "accept_with_caller", "refuse"]
 
 
 async def refuse(
-    stream: trio.abc.Stream, ws: WSConnection | None, status: int, reason: str
+    stream: trio.abc.Stream,
+    ws: WSConnection | None,
+    status: int,
+    reason: str,
+    extra: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
-    """Answer the handshake with ``status`` and ``reason`` as a text body, then close."""
+    """Answer the handshake with ``status`` and ``reason`` as a text body (and the
+    ``extra`` headers), then close."""
     body = reason.encode("utf-8")
     with trio.move_on_after(2) as scope:
         scope.shield = True
@@ -55,6 +63,7 @@ async def refuse(
                     (b"content-type", b"text/plain; charset=utf-8"),
                     (b"content-length", str(len(body)).encode()),
                     (b"connection", b"close"),
+                    *(extra or ()),
                 ]
                 data = ws.send(RejectConnection(status_code=status, headers=headers, has_body=True))
                 data += ws.send(RejectData(data=body, body_finished=True))
@@ -98,6 +107,24 @@ async def accept_websocket(
 
     The stream is owned from the call on: it is closed on refusal.
     """
+    accepted = await accept_with_caller(
+        stream, path=path, host_policy=host_policy, local_host=local_host, limits=limits
+    )
+    return accepted[0] if accepted is not None else None
+
+
+async def accept_with_caller(
+    stream: trio.abc.Stream,
+    *,
+    path: str,
+    host_policy: HostPolicy,
+    local_host: str,
+    limits: WebSocketLimits,
+    auth: Authenticator | None = None,
+    local_port: int = 0,
+) -> tuple[WsprotoMessages, AuthenticatedCaller | None] | None:
+    """:func:`accept_websocket`, with the handshake's credentials verified by ``auth``
+    (when given): the open connection and its caller, or ``None`` once refused."""
     ws = WSConnection(ConnectionType.SERVER)
     pending: deque[Event] = deque()
     request: Request | tuple[int, str] = 408, "the WebSocket handshake took too long"
@@ -115,12 +142,25 @@ async def accept_websocket(
     if problem is not None:
         await refuse(stream, ws, *problem)
         return None
+    headers = Headers([(b"host", request.host.encode("latin-1")), *request.extra_headers])
+    target = urlsplit(request.target)
+    scope = {
+        "scheme": "ws",
+        "path": target.path,
+        "query_string": target.query.encode("latin-1"),
+        "server": (local_host, local_port),
+    }
+    try:
+        caller = await authenticate(auth, AuthRequest.from_scope(scope, headers, path, "GET"))
+    except HttpError as refusal:
+        await refuse(stream, ws, refusal.status, refusal.message, refusal.headers)
+        return None
     try:
         await stream.send_all(ws.send(AcceptConnection(subprotocol=SUBPROTOCOL)))
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         await trio.aclose_forcefully(stream)
         return None
-    return WsprotoMessages(stream, ws, limits, pending)
+    return WsprotoMessages(stream, ws, limits, pending), caller
 
 
 def _check(

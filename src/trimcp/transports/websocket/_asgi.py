@@ -4,7 +4,10 @@ The ASGI server does the WebSocket protocol; :class:`AsgiMessages` adapts its ev
 to :class:`~trimcp.transports.websocket.MessageIO` and :func:`serve_asgi_websocket`
 runs one session per connection, with the same checks as the lean server: the
 DNS-rebinding guard and the ``mcp`` subprotocol (a refusal closes before accepting,
-which the ASGI server answers with HTTP 403).
+which the ASGI server answers with HTTP 403). With authorization the handshake's
+credentials are verified before accepting: a refusal is sent as its HTTP response (401
+and its challenge) where the server offers the ``websocket.http.response`` extension,
+else as a close. The session is the caller's, and ends when its credentials expire.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ import trio
 
 from trimcp.nursery import MessageChannel
 
+from ..http._asgi_io import error_body
+from ..http._auth import Authenticator, AuthRequest, authenticate
 from ..http._guards import Headers, HostPolicy, HttpError, check_host_and_origin
-from ._channel import WebSocketChannel
+from ._channel import CLOSE_POLICY, WebSocketChannel, serve_until_expiry
 from ._frames import CLOSE_NORMAL, CLOSE_TOO_BIG, MessageTooBig
 from ._limits import SUBPROTOCOL, WebSocketLimits
 
@@ -27,9 +32,6 @@ __all__ = ["AsgiMessages", "serve_asgi_websocket"]
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-
-#: Close code for a refused connection (policy violation).
-CLOSE_POLICY: int = 1008
 
 
 @final
@@ -84,22 +86,48 @@ async def serve_asgi_websocket(
     *,
     host_policy: HostPolicy,
     limits: WebSocketLimits,
+    auth: Authenticator | None = None,
 ) -> None:
     """Serve one MCP session on an ASGI ``websocket`` connection until it ends."""
     first = await receive()
     if first.get("type") != "websocket.connect":
         return
+    headers = Headers(scope.get("headers", ()))
     try:
-        check_host_and_origin(host_policy, dict(scope), Headers(scope.get("headers", ())))
+        check_host_and_origin(host_policy, dict(scope), headers)
     except HttpError:
         await send({"type": "websocket.close", "code": CLOSE_POLICY})
         return
     if SUBPROTOCOL not in scope.get("subprotocols", ()):
         await send({"type": "websocket.close", "code": CLOSE_POLICY})
         return
-    await send({"type": "websocket.accept", "subprotocol": SUBPROTOCOL})
-    channel = WebSocketChannel(AsgiMessages(receive, send, limits))
     try:
-        await serve_session(channel)
+        caller = await authenticate(
+            auth, AuthRequest.from_scope(scope, headers, str(scope.get("path")), "GET")
+        )
+    except HttpError as refusal:
+        await _refuse(scope, send, refusal)
+        return
+    await send({"type": "websocket.accept", "subprotocol": SUBPROTOCOL})
+    channel = WebSocketChannel(AsgiMessages(receive, send, limits), caller=caller)
+    try:
+        await serve_until_expiry(serve_session, channel)
     finally:
         await channel.aclose()
+
+
+async def _refuse(scope: Scope, send: Send, refusal: HttpError) -> None:
+    """An authorization refusal of the handshake: its HTTP response where the server
+    can send one, else a policy close (the server answers 403)."""
+    if "websocket.http.response" not in (scope.get("extensions") or {}):
+        await send({"type": "websocket.close", "code": CLOSE_POLICY})
+        return
+    body = error_body(refusal)
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *refusal.headers,
+    ]
+    start = "websocket.http.response.start"
+    await send({"type": start, "status": refusal.status, "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": body})

@@ -6,12 +6,18 @@ answered with the error the wire layer attached (``-32700``, ``-32600`` ...) and
 reading goes on: a WebSocket keeps its message boundaries, so a bad message never
 desynchronises the stream. A binary message is not MCP: the connection is closed with
 1003. A message over the size bound is closed with 1009 (see :mod:`._frames`).
+
+With authorization the connection belongs to the caller its handshake authenticated:
+every request on it is that caller's, and :func:`serve_until_expiry` closes it (1008)
+when the credentials expire, since a WebSocket cannot present new ones.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import final
 
 import trio
@@ -19,9 +25,13 @@ import trio
 from trimcp.protocol import Feature, supports
 from trimcp.wire import ErrorResponse, Message, RemoteProtocolError, RequestId, decode, encode
 
+from ..http._auth import AuthenticatedCaller
 from ._frames import CLOSE_NORMAL, CLOSE_UNSUPPORTED, MessageIO, MessageTooBig
 
-__all__ = ["WebSocketChannel"]
+__all__ = ["CLOSE_POLICY", "WebSocketChannel", "serve_until_expiry"]
+
+#: Close code for a policy violation (a refused handshake, expired credentials).
+CLOSE_POLICY = 1008
 
 logger = logging.getLogger("trimcp.websocket")
 
@@ -32,10 +42,12 @@ class WebSocketChannel:
 
     Args:
       io: whole messages in both directions (wsproto over a socket, or an ASGI server).
+      caller: who the handshake authenticated (``None``: no authorization).
     """
 
-    def __init__(self, io: MessageIO) -> None:
+    def __init__(self, io: MessageIO, *, caller: AuthenticatedCaller | None = None) -> None:
         self._io = io
+        self.caller = caller
         self._allow_batch = False
         self._batch: deque[Message] = deque()
         #: A message :meth:`receive_nowait` read that did not decode: answered by
@@ -103,8 +115,35 @@ class WebSocketChannel:
         if hint is not None:
             await self.send(hint)
 
-    async def aclose(self) -> None:
-        await self._io.close(CLOSE_NORMAL)
+    def caller_for(self, request_id: RequestId) -> AuthenticatedCaller | None:
+        """Every request on the connection is its handshake's caller's."""
+        return self.caller
+
+    async def aclose(self, code: int = CLOSE_NORMAL, reason: str = "") -> None:
+        await self._io.close(code, reason)
 
     def negotiated(self, protocol_version: str) -> None:
         self._allow_batch = supports(protocol_version, Feature.JSONRPC_BATCH)
+
+
+async def serve_until_expiry(
+    serve_session: Callable[[WebSocketChannel], Awaitable[object]], channel: WebSocketChannel
+) -> None:
+    """Serve ``channel``'s session; with credentials that expire, only until they do,
+    then close the connection with 1008 (the client reconnects with fresh ones)."""
+    caller = channel.caller
+    expires_at = caller.expires_at if caller is not None else None
+    if expires_at is None:
+        await serve_session(channel)
+        return
+
+    async def expire() -> None:
+        await trio.sleep(max(0.0, expires_at - time.time()))
+        logger.info("WebSocket credentials expired: connection closed")
+        # Closing first makes the session end by itself, its reader seeing the close.
+        await channel.aclose(CLOSE_POLICY, "the access token expired")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(expire)
+        await serve_session(channel)
+        nursery.cancel_scope.cancel()
