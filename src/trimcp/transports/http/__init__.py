@@ -5,7 +5,14 @@ from ._client import HeadersHook as HeadersHook
 from ._client import HttpRequestInfo as HttpRequestInfo
 from ._client import StreamableHttp as StreamableHttp
 from ._client import streamable_http as streamable_http
+from ._client_auth import AuthorizationError as AuthorizationError
+from ._client_auth import AuthResponse as AuthResponse
+from ._client_auth import HttpAuth as HttpAuth
+from ._client_auth import HttpAuthSession as HttpAuthSession
 from ._client_channel import HttpClientChannel as HttpClientChannel
+from ._client_fetch import FetchedResponse as FetchedResponse
+from ._client_fetch import FetchError as FetchError
+from ._client_fetch import HttpFetcher as HttpFetcher
 from ._event_store import EventStore as EventStore
 from ._event_store import MemoryEventStore as MemoryEventStore
 from ._event_store import Replay as Replay
@@ -18,10 +25,17 @@ from ._server_limits import HttpServerLimits as HttpServerLimits
 from ._sessions import HttpSessionChannel as HttpSessionChannel
 
 __all__ = [
+    "AuthResponse",
+    "AuthorizationError",
     "EventStore",
+    "FetchError",
+    "FetchedResponse",
     "HeadersHook",
     "HostPolicy",
+    "HttpAuth",
+    "HttpAuthSession",
     "HttpClientChannel",
+    "HttpFetcher",
     "HttpRequestInfo",
     "HttpServerLimits",
     "HttpSessionChannel",
