@@ -1,7 +1,8 @@
 """The layer order of the design holds: imports only point down, and wire/ does no I/O.
 
-Order, bottom first: wire, protocol, binding, dispatch, nursery, transports, then server
-and client (siblings, neither imports the other), then testing and bench, then cli. The top-level
+Order, bottom first: wire, protocol, binding, dispatch, nursery, transports, then server,
+client and auth (siblings, none imports another: authorization plugs into the hooks the
+transports define), then testing and bench, then cli. The top-level
 ``trimcp/__init__.py`` facade may import anything.
 """
 
@@ -22,6 +23,7 @@ RANK = {
     "transports": 5,
     "server": 6,
     "client": 6,
+    "auth": 6,  # implements the transports' authorization hooks; client/server never import it
     "testing": 7,
     "otel": 7,
     "middleware": 7,
