@@ -38,7 +38,7 @@ from ._token_endpoint import safe_text
 from ._tokens import ClientInfo, Tokens
 from ._urls import checked_url
 
-__all__ = ["AuthorizationCode", "RedirectHandler", "pkce_pair"]
+__all__ = ["AuthorizationCode", "RedirectHandler", "pkce_pair", "s256"]
 
 RedirectHandler = Callable[[str], Awaitable[str]]
 """``async (authorization_url) -> redirect_url``: the user's step of the flow."""
@@ -46,11 +46,16 @@ RedirectHandler = Callable[[str], Awaitable[str]]
 OFFLINE_ACCESS: Final = "offline_access"
 
 
+def s256(verifier: str) -> str:
+    """The PKCE S256 challenge of ``verifier`` (RFC 7636 §4.2)."""
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
 def pkce_pair() -> tuple[str, str]:
     """A PKCE verifier (86 characters of ``secrets``) and its S256 challenge."""
     verifier = secrets.token_urlsafe(64)
-    digest = hashlib.sha256(verifier.encode("ascii")).digest()
-    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+    return verifier, s256(verifier)
 
 
 def _one(params: dict[str, list[str]], name: str) -> str | None:
