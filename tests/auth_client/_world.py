@@ -48,6 +48,7 @@ class World:
     always_403: bool = False
     dpop_challenge: bool = False
     rs_nonce: str | None = None
+    stateless: bool = False  # answer server/discover (the 2026-07-28 era)
     # -- authorization server
     as_path: str = ""
     metadata_at: str | None = "oauth"  # "oauth", "oidc" or None
@@ -162,7 +163,7 @@ class World:
                 self._challenge(403, "insufficient_scope", scope),
             )
             return
-        await mcp_app()(request, ex)
+        await mcp_app({"server/discover": _discover} if self.stateless else None)(request, ex)
 
     def _check_proof(self, request: FakeRequest, token: str) -> str | None:
         proof = request.headers.get("dpop")
@@ -295,6 +296,21 @@ class World:
                 "token_type": "N_A",
             }
         )
+
+
+async def _discover(request: FakeRequest, ex: Exchange) -> None:
+    await ex.json(
+        {
+            "jsonrpc": "2.0",
+            "id": request.message["id"],
+            "result": {
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fake", "version": "1"},
+                "resultType": "complete",
+            },
+        }
+    )
 
 
 def refusal_headers(world: World, refusal: str) -> list[tuple[str, str]]:

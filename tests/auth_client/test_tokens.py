@@ -205,3 +205,43 @@ async def test_no_token_in_logs_or_errors(
     text = caplog.text + message
     assert world.issued
     assert not [s for s in secrets if s and s in text]
+
+
+async def test_a_probe_timed_out_during_authorization_is_sent_again(
+    clock: trio.testing.MockClock,
+) -> None:
+    """A user slower than discover_timeout does not make a modern server look legacy."""
+
+    async def slow_user(url: str) -> str:
+        await trio.sleep(25)
+        return await auth.fetch_redirect(url)
+
+    world = World(stateless=True)
+    era: list[bool] = []
+
+    async def body(client: trimcp.Client) -> None:
+        era.append(client.stateless)
+
+    await run(world, code_grant(redirect=slow_user), body=body)
+    assert era == [True]
+    assert world.rs is not None
+    probes = [r.headers.get("authorization") for r in world.rs.of("POST", "server/discover")]
+    assert probes[0] is None
+    assert probes[-1] is not None
+    assert world.rs.of("POST", "initialize") == []
+    assert len(world.authorize) == 1
+
+
+async def test_headers_are_a_checkpoint_on_every_path(clock: trio.testing.MockClock) -> None:
+    world = World()
+
+    async def body(client: trimcp.Client) -> None:
+        session = client.session.channel.gate.session  # type: ignore[attr-defined]
+        info = trimcp.transports.http.HttpRequestInfo("POST", world.url, None)
+        for _ in range(2):  # a held token, then the same one again
+            with trio.testing.assert_checkpoints():
+                assert await session.headers(info)
+        with trio.testing.assert_checkpoints():
+            assert await session.settled()
+
+    await run(world, body=body)

@@ -210,6 +210,7 @@ class OAuthSession:
             return tokens
         left = tokens.expires_at - self.oauth.clock()
         if left > self.oauth.refresh_margin:
+            await trio.lowlevel.checkpoint()
             return tokens
         if tokens.refresh_token is not None:
             try:
