@@ -108,14 +108,12 @@ class ClientCredentials:
 
     async def obtain(self, context: GrantContext) -> Tokens:
         key = self.private_key
-        assertion = None if key is None else (key, self.signing_algorithm)
-        document = await context.endpoint.request(
+        return await context.endpoint.grant(
             {"grant_type": "client_credentials"},
             client=await self.refresh_client(context),
-            assertion_key=assertion,
             scopes=context.scopes,
+            assertion_key=None if key is None else (key, self.signing_algorithm),
         )
-        return context.endpoint.tokens(document, context.scopes)
 
 
 @final
@@ -133,12 +131,11 @@ class JwtBearer:
         return ClientInfo(client_id=self.client_id, client_secret=self.client_secret)
 
     async def obtain(self, context: GrantContext) -> Tokens:
-        document = await context.endpoint.request(
+        return await context.endpoint.grant(
             {"grant_type": JWT_BEARER, "assertion": await reveal(self.assertion)},
             client=await self.refresh_client(context),
             scopes=context.scopes,
         )
-        return context.endpoint.tokens(document, context.scopes)
 
 
 @final
@@ -189,10 +186,8 @@ class EnterpriseManaged:
         return grant
 
     async def obtain(self, context: GrantContext) -> Tokens:
-        grant = await self._exchange(context)
-        document = await context.endpoint.request(
-            {"grant_type": JWT_BEARER, "assertion": grant},
+        return await context.endpoint.grant(
+            {"grant_type": JWT_BEARER, "assertion": await self._exchange(context)},
             client=await self.refresh_client(context),
             scopes=context.scopes,
         )
-        return context.endpoint.tokens(document, context.scopes)

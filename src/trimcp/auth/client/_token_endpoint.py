@@ -143,6 +143,20 @@ class Endpoint:
             )
         raise AssertionError("unreachable")  # pragma: no cover
 
+    async def grant(
+        self,
+        form: Mapping[str, str],
+        *,
+        client: ClientInfo | None,
+        scopes: list[str] | None,
+        assertion_key: tuple[SigningKey, str] | None = None,
+    ) -> Tokens:
+        """Request ``form``'s grant asking for ``scopes``; the tokens it gives."""
+        document = await self.request(
+            form, client=client, assertion_key=assertion_key, scopes=scopes
+        )
+        return self.tokens(document, scopes)
+
     def tokens(self, document: dict[str, Any], asked: list[str] | None) -> Tokens:
         """:class:`Tokens` from a token response (RFC 6749 §5.1)."""
         access = document.get("access_token")
