@@ -208,3 +208,24 @@ async def test_probe_raises_a_challenge_instead_of_falling_back(
         nursery.cancel_scope.cancel()
     assert caught.value.data["httpStatus"] == 401
     assert [r.rpc_method for r in server.of("POST")] == ["server/discover"]
+
+
+@given(
+    st.sampled_from(["http", "https", "HTTP", "ftp", "javascript", "file", ""]),
+    st.sampled_from(
+        ["127.0.0.1", "localhost", "[::1]", "127.9.9.9", "example.com", "10.0.0.1", "", "a@b"]
+    ),
+    st.text(max_size=30),
+)
+def test_url_policy_property(scheme: str, host: str, rest: str) -> None:
+    """Never raises; whatever it allows is https, or http to a loopback host."""
+    url = f"{scheme}://{host}/{rest}"
+    if is_allowed_url(url):
+        lowered = url.lower()
+        assert lowered.startswith("https://") or host in (
+            "127.0.0.1",
+            "localhost",
+            "[::1]",
+            "127.9.9.9",
+        )
+        assert "@" not in url.split("/")[2]

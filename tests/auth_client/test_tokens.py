@@ -245,3 +245,41 @@ async def test_headers_are_a_checkpoint_on_every_path(clock: trio.testing.MockCl
             assert await session.settled()
 
     await run(world, body=body)
+
+
+async def test_stored_tokens_are_refreshed_by_a_new_process(
+    clock: trio.testing.MockClock,
+) -> None:
+    """Tokens and a registration from an earlier run: refreshed, no user step."""
+    world = World(refresh=True)
+    storage = auth.MemoryTokenStorage()
+
+    async def no_user(url: str) -> str:
+        raise AssertionError("no user step expected")
+
+    async with trio.open_nursery() as nursery:
+        await world.start(nursery)
+        world.issued["old"] = []
+        kept = auth.ClientInfo(client_id="kept", issuer=world.as_url)
+        await storage.set_client(world.as_url, kept)
+        old = auth.Tokens(
+            access_token="old",
+            refresh_token="r-old",
+            expires_at=1.0,  # long expired
+            issuer=world.as_url,
+            resource=world.url,
+        )
+        await storage.set_tokens(world.url, old)
+        oauth = auth.OAuth(code_grant(redirect=no_user), storage=storage)
+        transport = trimcp.streamable_http(world.url, listen=False, auth=oauth)
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(transport, era="auto") as client:
+                await client.call_tool("add", {"a": 1, "b": 1})
+        nursery.cancel_scope.cancel()
+    assert refreshes(world) == 1
+    assert world.authorize == []
+    form, _ = world.token[0]
+    assert form["refresh_token"] == "r-old"
+    assert form["client_id"] == "kept"
+    assert form["resource"] == world.url
+    assert set(world.mcp_auth) == {"Bearer tok-1"}

@@ -224,6 +224,7 @@ class OAuthSession:
     async def challenged(
         self, request: HttpRequestInfo, sent: Sequence[tuple[str, str]], response: AuthResponse
     ) -> bool:
+        await trio.lowlevel.checkpoint()
         challenges = parse_challenges(response.all("www-authenticate"))
         challenge = _pick(challenges)
         if any(c.scheme == "dpop" for c in challenges):
