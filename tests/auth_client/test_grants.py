@@ -11,6 +11,7 @@ import trio.testing
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
+import trimcp
 from trimcp import auth
 
 from ._world import World
@@ -165,3 +166,22 @@ def test_token_type_is_case_insensitive_and_kept() -> None:
         with pytest.raises(AuthorizationError):
             endpoint.tokens(bad, None)
     assert json.dumps(tokens.scope)
+
+
+async def test_a_rotated_dpop_nonce_is_taken_up_by_concurrent_calls(
+    clock: trio.testing.MockClock,
+) -> None:
+    """Calls already sent with the old nonce each prove again with the new one."""
+    world = World(dpop_challenge=True, dpop_algs=["ES256"])
+    world.rs_nonce = "n1"
+
+    async def body(client: trimcp.Client) -> None:
+        await client.call_tool("add", {"a": 0, "b": 0})
+        world.rs_nonce = "n2"
+        async with trio.open_nursery() as nursery:
+            for i in range(5):
+                nursery.start_soon(client.call_tool, "add", {"a": i, "b": 1})
+
+    await run(world, body=body)
+    assert world.proofs[-1]["nonce"] == "n2"
+    assert len(world.authorize) == 1

@@ -36,6 +36,8 @@ Nothing here logs or raises a token, a code, a verifier or a secret.
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 import ssl
 import time
@@ -230,9 +232,15 @@ class OAuthSession:
         if any(c.scheme == "dpop" for c in challenges):
             self.dpop_asked = True
         if challenge is not None and challenge.error == "use_dpop_nonce":
-            if self.oauth.nonces.put(request.url, response.header("dpop-nonce")):
-                return True
+            nonce = response.header("dpop-nonce")
+            self.oauth.nonces.put(request.url, nonce)
+            if nonce is not None and nonce != _proof_nonce(sent):
+                return True  # the proof lacked this nonce (or a stale one): prove again
             raise AuthorizationError("the server asks for a DPoP nonce but sends no new one")
+        if response.status not in (401, 403):
+            return False
+        if self._token_changed(sent):
+            return True  # another request's flight got a new token meanwhile
         link = challenge.resource_metadata if challenge is not None else None
         if response.status == 403:
             if challenge is None or challenge.error != _INSUFFICIENT_SCOPE:
@@ -240,10 +248,6 @@ class OAuthSession:
             wanted = _union(self.requested, challenge.scope)
             await self._fly(lambda: self._authorize(link, wanted))
             return True
-        if response.status != 401:
-            return False
-        if self._token_changed(sent):
-            return True  # another request's flight got a new token meanwhile
         tokens = self.tokens
         if sent and tokens is not None and tokens.refresh_token is not None:
             try:
@@ -408,6 +412,21 @@ def _pick(challenges: list[Challenge]) -> Challenge | None:
             if challenge.scheme == scheme:
                 return challenge
     return challenges[0] if challenges else None
+
+
+def _proof_nonce(sent: Sequence[tuple[str, str]]) -> str | None:
+    """The ``nonce`` claim of the DPoP proof among ``sent`` (our own; not verified)."""
+    for name, value in sent:
+        if name.lower() != "dpop":
+            continue
+        try:
+            payload = value.split(".")[1]
+            claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        except (IndexError, ValueError):
+            return None
+        nonce = claims.get("nonce") if isinstance(claims, dict) else None
+        return nonce if isinstance(nonce, str) else None
+    return None
 
 
 def _union(before: list[str] | None, asked: list[str] | None) -> list[str] | None:
