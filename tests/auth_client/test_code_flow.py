@@ -243,7 +243,7 @@ async def test_state_mismatch_is_refused(clock: trio.testing.MockClock) -> None:
 @pytest.mark.parametrize(
     ("methods", "header", "in_form"),
     [
-        (["client_secret_basic"], True, set()),
+        (["client_secret_basic"], True, {"client_id"}),
         (["client_secret_post"], False, {"client_id", "client_secret"}),
         (["none"], False, {"client_id"}),
     ],

@@ -1,7 +1,8 @@
 """Requests to an authorization server's token endpoint (OAuth 2.1 §3.2, RFC 9449 §5).
 
 One form POST per grant, with the client authenticated as the server supports:
-``client_secret_basic`` (RFC 6749 §2.3.1: id and secret form-encoded, then Basic),
+``client_secret_basic`` (RFC 6749 §2.3.1: id and secret form-encoded, then Basic; the
+id is in the form too, as every method has it),
 ``client_secret_post``, ``private_key_jwt`` (RFC 7523 assertion) or ``none`` (the
 client id in the form). With a DPoP key the request carries a proof; a
 ``use_dpop_nonce`` refusal is answered once more with the server's nonce (RFC 9449 §8)
@@ -81,14 +82,14 @@ class Endpoint:
             return
         method = auth_method(client, self.server)
         secret = client.client_secret
+        # The id goes in the form whatever the method (RFC 6749 §3.2.1 allows it; some
+        # servers, the official Python SDK's among them, look the client up by it).
+        form["client_id"] = client.client_id
         if method == "client_secret_basic" and secret is not None:
             pair = f"{quote(client.client_id, safe='')}:{quote(secret, safe='')}"
             headers.append(("Authorization", "Basic " + base64.b64encode(pair.encode()).decode()))
         elif method == "client_secret_post" and secret is not None:
-            form["client_id"] = client.client_id
             form["client_secret"] = secret
-        else:
-            form["client_id"] = client.client_id
 
     async def request(
         self,
