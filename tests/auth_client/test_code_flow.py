@@ -308,3 +308,42 @@ async def test_refused_redirect_scheme(clock: trio.testing.MockClock) -> None:
     assert "authorization endpoint URL" in message
     assert shown == []
     assert world.registered == []
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_loopback_redirect_catches_the_browsers_return(
+    clock: trio.testing.MockClock,
+) -> None:
+    """A stand-in browser follows the authorization server's redirect to the listener."""
+    from trimcp.transports.http import HttpFetcher
+
+    opened: list[str] = []
+
+    async def browser(url: str) -> None:
+        opened.append(url)
+        fetcher = HttpFetcher()
+        try:
+            assert (
+                await fetcher.request("GET", f"http://127.0.0.1:{port}/favicon.ico")
+            ).status == 404
+            landed = await auth.fetch_redirect(url)
+            answer = await fetcher.request("GET", landed)
+            assert answer.status == 200
+            assert b"close this window" in answer.body
+        finally:
+            await fetcher.aclose()
+
+    port = free_port()
+    catcher = auth.LoopbackRedirect(browser, port=port)
+    world = World()
+    await run(world, code_grant(redirect=catcher, redirect_uri=catcher.redirect_uri))
+    assert len(opened) == 1
+    assert world.authorize[0]["redirect_uri"] == f"http://127.0.0.1:{port}/callback"
+    assert world.token  # the code came back through the listener

@@ -12,6 +12,7 @@ from trimcp.auth.client import EnterpriseManaged as EnterpriseManaged
 from trimcp.auth.client import Grant as Grant
 from trimcp.auth.client import GrantContext as GrantContext
 from trimcp.auth.client import JwtBearer as JwtBearer
+from trimcp.auth.client import LoopbackRedirect as LoopbackRedirect
 from trimcp.auth.client import MemoryTokenStorage as MemoryTokenStorage
 from trimcp.auth.client import OAuth as OAuth
 from trimcp.auth.client import RedirectHandler as RedirectHandler
@@ -28,6 +29,7 @@ _CLIENT = [
     "Grant",
     "GrantContext",
     "JwtBearer",
+    "LoopbackRedirect",
     "MemoryTokenStorage",
     "OAuth",
     "RedirectHandler",

@@ -12,6 +12,7 @@ from ._grants import EnterpriseManaged as EnterpriseManaged
 from ._grants import Grant as Grant
 from ._grants import GrantContext as GrantContext
 from ._grants import JwtBearer as JwtBearer
+from ._loopback import LoopbackRedirect as LoopbackRedirect
 from ._oauth import OAuth as OAuth
 from ._oauth import OAuthSession as OAuthSession
 from ._redirect import fetch_redirect as fetch_redirect
@@ -30,6 +31,7 @@ __all__ = [
     "Grant",
     "GrantContext",
     "JwtBearer",
+    "LoopbackRedirect",
     "MemoryTokenStorage",
     "OAuth",
     "OAuthSession",
