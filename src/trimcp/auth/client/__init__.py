@@ -14,8 +14,8 @@ from ._grants import GrantContext as GrantContext
 from ._grants import JwtBearer as JwtBearer
 from ._loopback import LoopbackRedirect as LoopbackRedirect
 from ._oauth import OAuth as OAuth
-from ._oauth import OAuthSession as OAuthSession
 from ._redirect import fetch_redirect as fetch_redirect
+from ._session import OAuthSession as OAuthSession
 from ._tokens import ClientInfo as ClientInfo
 from ._tokens import MemoryTokenStorage as MemoryTokenStorage
 from ._tokens import Tokens as Tokens
