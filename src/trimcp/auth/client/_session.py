@@ -169,7 +169,7 @@ class OAuthSession:
         return presented != [current]
 
     def observe(self, request: HttpRequestInfo, response: AuthResponse) -> None:
-        if 200 <= response.status < 300:
+        if 200 <= response.status < 300 or response.status == 101:  # 101: a WebSocket upgrade
             self.attempts = 0
         nonce = response.header("dpop-nonce")
         if nonce is not None:
