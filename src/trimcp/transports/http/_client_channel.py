@@ -25,6 +25,9 @@ Failures, and who they reach:
   :class:`~trimcp.McpError` with the server's JSON-RPC error when the body holds one,
   otherwise ``HTTP <status> <reason>``, with ``data={"httpStatus": status}``. On a
   notification or response it is logged (there is nobody to tell).
+* ``401``/``403`` with an authorization layer configured (``auth``): the layer answers
+  the challenge and the request is sent again with fresh credentials, at most
+  ``max_auth_retries`` times; what it cannot cure fails the request (``_client_gate``).
 * ``404`` while a session is open means the server ended the session. With
   ``reinitialize`` (the default) the channel starts a new session by itself and re-sends
   the request once; calls in flight on the old session fail with an
