@@ -3,8 +3,6 @@ resource server (``sdk_auth_server.py``, on uvicorn, as a subprocess on 127.0.0.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +11,8 @@ import trio
 
 import trimcp
 from trimcp import auth
+
+from ..http_client._sdk import served
 
 SERVER = Path(__file__).with_name("sdk_auth_server.py")
 WAIT = 30
@@ -23,26 +23,7 @@ pytest.importorskip("uvicorn")
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()  # ends when the server prints or dies
-        assert line.startswith("PORT "), line
-        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+    yield from served(SERVER)
 
 
 def text(result: trimcp.CallToolResult) -> str:
