@@ -14,7 +14,9 @@ its scenarios are named ``<scenario>@V``, and ``server-tag V`` puts those names,
 the default-wire ones, in scope. In client mode, when
 .ci/conformance_client_wrap.py recorded the client runs (OUT/client-exits,
 OUT/client-scope-exits), an in-scope scenario whose client timed out or exited non-zero
-fails too. Exit status: 0 when every in-scope scenario passed or is listed as expected to fail, and
+fails too; one listed as ``client-refuses NAME`` (the scenario expects the client to
+give up, e.g. a resource mismatch) must instead exit with status 1, a refusal.
+Exit status: 0 when every in-scope scenario passed or is listed as expected to fail, and
 no listed scenario passed; 1 otherwise; 2 on unusable input (a missing file, a malformed
 list, an unknown scenario name).
 
@@ -117,9 +119,13 @@ def _strip_comment(line: str) -> tuple[str, str]:
     return body.strip(), comment.strip()
 
 
+REFUSES = "client-refuses"
+
+
 def parse_scope(text: str, catalogue: dict[str, dict[str, list[str]]]) -> dict[str, set[str]]:
-    """Scope lines: `server-tag TAG`, `client-tag TAG`, `server NAME`, `client NAME`."""
-    scope: dict[str, set[str]] = {mode: set() for mode in MODES}
+    """Scope lines: `server-tag TAG`, `client-tag TAG`, `server NAME`, `client NAME`,
+    `client-refuses NAME` (in scope; the client must give up: ``scope[REFUSES]``)."""
+    scope: dict[str, set[str]] = {mode: set() for mode in (*MODES, REFUSES)}
     for number, raw in enumerate(text.splitlines(), start=1):
         body, _ = _strip_comment(raw)
         if not body:
@@ -129,7 +135,7 @@ def parse_scope(text: str, catalogue: dict[str, dict[str, list[str]]]) -> dict[s
             raise InputError(f"scope line {number}: expected `<kind> <value>`, got {raw!r}")
         kind, value = parts
         mode, _, suffix = kind.partition("-")
-        if mode not in MODES or suffix not in ("", "tag"):
+        if mode not in MODES or suffix not in ("", "tag", "refuses") or kind == "server-refuses":
             raise InputError(f"scope line {number}: unknown kind {kind!r}")
         known = catalogue[mode]
         if suffix == "tag":
@@ -141,6 +147,8 @@ def parse_scope(text: str, catalogue: dict[str, dict[str, list[str]]]) -> dict[s
             scope[mode] |= matched
         elif value in known:
             scope[mode].add(value)
+            if suffix == "refuses":
+                scope[REFUSES].add(value)
         else:
             raise InputError(f"scope line {number}: unknown {mode} scenario {value!r}")
     return scope
@@ -225,7 +233,10 @@ def load_results(mode_dir: Path, mode: str) -> dict[str, ScenarioResult]:
 
 
 def apply_client_exits(
-    exits_dir: Path, results: dict[str, ScenarioResult], scope: set[str]
+    exits_dir: Path,
+    results: dict[str, ScenarioResult],
+    scope: set[str],
+    refuses: frozenset[str] = frozenset(),
 ) -> None:
     """Mark in-scope client scenarios whose client timed out, failed or left no record.
 
@@ -247,20 +258,28 @@ def apply_client_exits(
         seconds = record.get("seconds")
         if record.get("timed_out"):
             result.client_exit = f"the client did not exit by itself (stopped after {seconds} s)"
+        elif name in refuses:
+            if record.get("exit_code") != 1:
+                code = record.get("exit_code")
+                result.client_exit = f"the client should have refused (status 1), got {code}"
         elif record.get("exit_code") != 0:
             result.client_exit = f"the client exited with status {record.get('exit_code')}"
 
 
-def _load_run(out: Path, folder: str, mode: str, scope: set[str]) -> dict[str, ScenarioResult]:
+def _load_run(
+    out: Path, folder: str, mode: str, scope: set[str], refuses: frozenset[str] = frozenset()
+) -> dict[str, ScenarioResult]:
     run_dir = out / folder
     results = load_results(run_dir, mode) if run_dir.is_dir() else {}
     exits_dir = out / f"{folder}-exits"
     if mode == "client" and exits_dir.is_dir():
-        apply_client_exits(exits_dir, results, scope)
+        apply_client_exits(exits_dir, results, scope, refuses)
     return results
 
 
-def load_mode(out: Path, mode: str, scope: set[str]) -> tuple[dict[str, ScenarioResult], list[str]]:
+def load_mode(
+    out: Path, mode: str, scope: set[str], refuses: frozenset[str] = frozenset()
+) -> tuple[dict[str, ScenarioResult], list[str]]:
     """A mode's results: OUT/<mode> (the --suite all run), where OUT/<mode>-scope holds
     a solo run of an in-scope scenario, that solo result replaces the suite one.
 
@@ -268,14 +287,14 @@ def load_mode(out: Path, mode: str, scope: set[str]) -> tuple[dict[str, Scenario
     the in-scope ones are judged from runs made one at a time; a difference between the
     two is reported as a note.
     """
-    results = _load_run(out, mode, mode, scope)
+    results = _load_run(out, mode, mode, scope, refuses)
     if mode == "server":
         for version in WIRE_TAGS:
             wire = _load_run(out, f"{mode}@{version}", mode, scope)
             for name, result in wire.items():
                 result.name = f"{name}@{version}"
                 results[result.name] = result
-    solo = _load_run(out, f"{mode}-scope", mode, scope)
+    solo = _load_run(out, f"{mode}-scope", mode, scope, refuses)
     notes = []
     for name in sorted(scope & solo.keys()):
         suite = results.get(name)
@@ -456,7 +475,8 @@ def run(argv: Iterable[str] | None = None) -> int:
         expected = parse_expected(_read(args.expected, "expected failures"))
         verdicts = []
         for mode in modes:
-            results, notes = load_mode(args.out, mode, scope[mode])
+            refuses = frozenset(scope[REFUSES]) if mode == "client" else frozenset()
+            results, notes = load_mode(args.out, mode, scope[mode], refuses)
             verdict = judge(mode, results, scope[mode], expected[mode], catalogue[mode])
             verdict.notes[:0] = notes
             verdicts.append(verdict)

@@ -21,6 +21,14 @@ stateless era (2026-07-28) to a server that answers it, or falls back to
 * ``http-invalid-tool-headers``: call every tool the client kept (invalid ones are left
   out of ``tools/list``).
 * ``json-schema-ref-no-deref``: list the tools; a network ``$ref`` is never fetched.
+* ``auth/*``: connect with ``auth=OAuth(...)``, list the tools and call each one. The
+  grant follows ``MCP_CONFORMANCE_CONTEXT``: client credentials (a secret or a private
+  key), workload identity (a JWT assertion), enterprise-managed (an identity provider's
+  ID token), else the authorization code flow, whose user step is headless
+  (:func:`trimcp.auth.fetch_redirect` reads the authorization server's redirect), with
+  pre-registered credentials when the context has them and a client ID metadata
+  document URL otherwise. A refused authorization exits with status 1, which the
+  scenarios that expect a refusal allow.
 
 An unknown scenario exits with status 1.
 """
@@ -36,6 +44,7 @@ from typing import Any
 import trio
 
 import trimcp
+from trimcp import auth
 
 Scenario = Callable[[str], Awaitable[None]]
 NAME = "trimcp-conformance"
@@ -178,6 +187,57 @@ async def ref_no_deref(url: str) -> None:
             print(tool.name, json.dumps(tool.input_schema))
 
 
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def grant_for(context: dict[str, Any]) -> auth.Grant:
+    """The grant the scenario's context calls for (see the module doc)."""
+    client_id = context.get("client_id")
+    if "idp_id_token" in context:
+        return auth.EnterpriseManaged(
+            id_token=context["idp_id_token"],
+            idp_token_endpoint=context["idp_token_endpoint"],
+            idp_client_id=context["idp_client_id"],
+            client_id=client_id,
+            client_secret=context.get("client_secret"),
+        )
+    if "valid_jwt" in context:
+        return auth.JwtBearer(assertion=context["valid_jwt"], client_id=client_id)
+    if "private_key_pem" in context:
+        return auth.ClientCredentials(
+            client_id=client_id,
+            private_key=context["private_key_pem"],
+            signing_algorithm=context.get("signing_algorithm", "ES256"),
+        )
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    if scenario.startswith("auth/client-credentials"):
+        return auth.ClientCredentials(client_id=client_id, client_secret=context["client_secret"])
+    registered = None
+    if client_id is not None:
+        registered = auth.ClientInfo(
+            client_id=client_id, client_secret=context.get("client_secret")
+        )
+    return auth.AuthorizationCode(
+        redirect=auth.fetch_redirect,
+        redirect_uri="http://localhost:3000/callback",
+        client_name=NAME,
+        client=registered,
+        client_metadata_url=CLIENT_METADATA_URL,
+    )
+
+
+async def authorized(url: str) -> None:
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    oauth = auth.OAuth(grant_for(context))
+    transport = trimcp.streamable_http(url, auth=oauth)
+    async with trimcp.open_client(transport, name=NAME, era="auto") as c:
+        tools = await c.list_all_tools()
+        print("tools:", [tool.name for tool in tools])
+        for tool in tools:
+            result = await c.call_tool(tool.name, sample_arguments(tool.input_schema))
+            print(tool.name, "->", result.content)
+
+
 SCENARIOS: dict[str, Scenario] = {
     "initialize": initialize,
     "tools_call": tools_call,
@@ -198,7 +258,7 @@ def main() -> int:
     if len(sys.argv) < 2:
         print("usage: client.py <server-url>", file=sys.stderr)
         return 2
-    run = SCENARIOS.get(scenario)
+    run = SCENARIOS.get(scenario) or (authorized if scenario.startswith("auth/") else None)
     if run is None:
         print(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}", file=sys.stderr)
         return 1
@@ -208,7 +268,11 @@ def main() -> int:
         with trio.fail_after(50):
             await run(url)
 
-    trio.run(bounded)
+    try:
+        trio.run(bounded)
+    except trimcp.McpError as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

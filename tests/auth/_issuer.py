@@ -12,7 +12,7 @@ from typing import Any
 from joserfc import jwk, jwt
 
 from trimcp.auth import JwksCache, JwtVerifier, ResourceServer
-from trimcp.transports.http import HttpTransportError
+from trimcp.transports.http import FetchError
 
 ISSUER = "https://as.example"
 JWKS_URL = "https://as.example/jwks"
@@ -55,7 +55,7 @@ class Issuer:
     async def fetch(self, url: str) -> bytes:
         self.fetched += 1
         if self.down:
-            raise HttpTransportError("cannot connect to as.example")
+            raise FetchError("cannot connect to as.example")
         return self.document if self.document is not None else self.jwks()
 
     def claims(self, **overrides: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import trio
 import trio.testing
 
 from trimcp.auth import IntrospectionVerifier, InvalidToken, VerifierUnavailable
-from trimcp.transports.http import FetchResponse, HttpTransportError
+from trimcp.transports.http import FetchedResponse, FetchError
 
 from ._issuer import ISSUER, RESOURCE
 
@@ -27,14 +27,14 @@ class Endpoint:
         self.status = 200
         self.down = False
 
-    async def post(self, url: str, body: bytes, headers: list[tuple[str, str]]) -> FetchResponse:
+    async def post(self, url: str, body: bytes, headers: list[tuple[str, str]]) -> FetchedResponse:
         if self.down:
-            raise HttpTransportError("cannot connect to as.example")
+            raise FetchError("cannot connect to as.example")
         form = parse_qs(body.decode())
         self.calls.append((form, dict(headers)))
         answer = self.answers.get(form["token"][0], {"active": False})
         data = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
-        return FetchResponse(self.status, (("content-type", "application/json"),), data)
+        return FetchedResponse(self.status, (("content-type", "application/json"),), data)
 
 
 def active(**extra: Any) -> dict[str, Any]:
@@ -139,7 +139,7 @@ async def test_a_failing_endpoint_is_unavailable(problem: str) -> None:
 
 
 async def test_a_hanging_endpoint_is_bounded(clock: trio.testing.MockClock) -> None:
-    async def hang(url: str, body: bytes, headers: list[tuple[str, str]]) -> FetchResponse:
+    async def hang(url: str, body: bytes, headers: list[tuple[str, str]]) -> FetchedResponse:
         await trio.sleep_forever()
         raise AssertionError
 

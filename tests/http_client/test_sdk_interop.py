@@ -6,8 +6,6 @@ free port, once per mode (SSE answers, JSON answers) for this module.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +15,8 @@ import trio
 import trimcp
 from trimcp.nursery import HandlerContext
 
+from ._sdk import served
+
 SERVER = Path(__file__).with_name("sdk_server.py")
 WAIT = 20
 
@@ -25,26 +25,7 @@ pytest.importorskip("uvicorn")
 
 
 def _start(*args: str) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()  # ends when the server prints or dies
-        assert line.startswith("PORT "), line
-        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+    yield from served(SERVER, *args)
 
 
 @pytest.fixture(scope="module")

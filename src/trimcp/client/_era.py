@@ -10,6 +10,10 @@
     supported`` lists what the server speaks): the server is modern, so retry once
     with a mutually supported version rather than fall back; ``-32020`` or ``-32021``
     is raised (the server is modern and refuses us: falling back would not help);
+  - an HTTP ``401``/``403`` is an authorization challenge, never a sign of an older
+    server: the transport's authorization layer answers challenges below this probe,
+    so one that reaches it is a refusal, raised as is. Likewise a probe that timed out
+    while the transport was authorizing is sent again once authorization settled;
   - anything else (another error code, an HTTP ``4xx`` without a modern error body, a
     result that is not a ``DiscoverResult``, no answer within ``discover_timeout``):
     the server is **handshake era**, and ``initialize`` follows. The fallback is not
@@ -36,7 +40,13 @@ from typing import Any, Final, Literal, final
 import attrs
 
 from trimcp.binding import structure, unstructure
-from trimcp.dispatch import ConnectionClosedError, McpError, Middleware, Middlewares
+from trimcp.dispatch import (
+    ConnectionClosedError,
+    McpError,
+    Middleware,
+    Middlewares,
+    RequestTimeoutError,
+)
 from trimcp.nursery import Session
 from trimcp.protocol import (
     CLIENT_CAPABILITIES_META,
@@ -177,6 +187,17 @@ def _supported(data: Any) -> list[str]:
     return [v for v in found if isinstance(v, str)] if isinstance(found, list) else []
 
 
+def _refused_authorization(exc: McpError) -> bool:
+    """An HTTP 401/403: a challenge the transport could not answer (see the module doc)."""
+    return isinstance(exc.data, dict) and exc.data.get("httpStatus") in (401, 403)
+
+
+async def _authorized_meanwhile(session: Session) -> bool:
+    """Whether the channel ran authorization (waiting for it to settle)."""
+    settled = getattr(session.channel, "authorization_settled", None)
+    return settled is not None and bool(await settled())
+
+
 def _adopt(session: Session, state: EraState, result: dict[str, Any]) -> None:
     """Record what ``server/discover`` said in the session state (the stateless view)."""
     view = session.state
@@ -222,8 +243,13 @@ async def detect_era(
             raw = await session.request("server/discover", {}, timeout=timeout)
         except ConnectionClosedError:
             raise
+        except RequestTimeoutError:
+            if attempt == 0 and await _authorized_meanwhile(session):
+                continue
+            why = "server/discover got no answer in time"
+            break
         except McpError as exc:
-            if exc.code in _REFUSALS:
+            if exc.code in _REFUSALS or _refused_authorization(exc):
                 raise
             mutual = [v for v in wanted if v in _supported(exc.data)]
             if exc.code == UNSUPPORTED_PROTOCOL_VERSION and mutual and attempt == 0:

@@ -30,7 +30,7 @@ from urllib.parse import quote, urlencode
 
 import trio
 
-from trimcp.transports.http import FetchResponse, HttpTransportError, ResponseTooLarge, fetch
+from trimcp.transports.http import FetchedResponse, FetchError, fetch
 
 from ._jwt import DEFAULT_LEEWAY, audiences, principal_from_claims
 from ._principal import InvalidToken, Principal, VerifierUnavailable
@@ -51,7 +51,7 @@ DEFAULT_INTROSPECTION_TIMEOUT: Final = 5.0
 DEFAULT_INTROSPECTION_MAX_BYTES: Final = 64 * 1024
 
 #: Posts the form body to the endpoint with the given headers; returns the response.
-Poster = Callable[[str, bytes, list[tuple[str, str]]], Awaitable[FetchResponse]]
+Poster = Callable[[str, bytes, list[tuple[str, str]]], Awaitable[FetchedResponse]]
 
 
 @final
@@ -142,7 +142,7 @@ class IntrospectionVerifier:
                         timeout=self.timeout,
                         max_bytes=self.max_bytes,
                     )
-        except (HttpTransportError, ResponseTooLarge, trio.TooSlowError) as exc:
+        except (FetchError, trio.TooSlowError) as exc:
             logger.warning("token introspection failed: %s", exc)
             raise self._unavailable() from None
         if response.status != 200:

@@ -26,7 +26,7 @@ import trio
 from joserfc import jwk
 from joserfc.errors import JoseError
 
-from trimcp.transports.http import HttpTransportError, ResponseTooLarge, fetch
+from trimcp.transports.http import FetchError, fetch
 
 from ._jose import has_private_members
 from ._principal import InvalidToken, VerifierUnavailable
@@ -63,7 +63,7 @@ async def _fetch_jwks(url: str, *, timeout: float, max_bytes: int) -> bytes:
         "GET", url, headers=[("Accept", "application/json")], timeout=timeout, max_bytes=max_bytes
     )
     if response.status != 200:
-        raise HttpTransportError(f"the key set answered HTTP {response.status}")
+        raise FetchError(f"the key set answered HTTP {response.status}")
     return response.body
 
 
@@ -163,9 +163,9 @@ class JwksCache:
                         self.url, timeout=self.timeout, max_bytes=self.max_bytes
                     )
                 if len(document) > self.max_bytes:
-                    raise ResponseTooLarge(f"the key set is larger than {self.max_bytes} bytes")
+                    raise FetchError(f"the key set is larger than {self.max_bytes} bytes")
                 keys = self._parse(document)
-            except (HttpTransportError, ResponseTooLarge, ValueError, trio.TooSlowError) as exc:
+            except (FetchError, ValueError, trio.TooSlowError) as exc:
                 # Held keys stay in use; the next attempt waits min_refetch.
                 logger.warning("fetching the key set failed: %s", exc)
                 return

@@ -9,10 +9,14 @@ from ._client import HeadersHook as HeadersHook
 from ._client import HttpRequestInfo as HttpRequestInfo
 from ._client import StreamableHttp as StreamableHttp
 from ._client import streamable_http as streamable_http
+from ._client_auth import AuthorizationError as AuthorizationError
+from ._client_auth import AuthResponse as AuthResponse
+from ._client_auth import HttpAuth as HttpAuth
+from ._client_auth import HttpAuthSession as HttpAuthSession
 from ._client_channel import HttpClientChannel as HttpClientChannel
-from ._client_conn import HttpTransportError as HttpTransportError
-from ._client_conn import ResponseTooLarge as ResponseTooLarge
-from ._client_fetch import FetchResponse as FetchResponse
+from ._client_fetch import FetchedResponse as FetchedResponse
+from ._client_fetch import FetchError as FetchError
+from ._client_fetch import HttpFetcher as HttpFetcher
 from ._client_fetch import fetch as fetch
 from ._event_store import EventStore as EventStore
 from ._event_store import MemoryEventStore as MemoryEventStore
@@ -28,21 +32,25 @@ from ._sessions import HttpSessionChannel as HttpSessionChannel
 __all__ = [
     "AuthRefusal",
     "AuthRequest",
+    "AuthResponse",
     "AuthenticatedCaller",
     "Authenticator",
+    "AuthorizationError",
     "EventStore",
-    "FetchResponse",
+    "FetchError",
+    "FetchedResponse",
     "HeadersHook",
     "HostPolicy",
+    "HttpAuth",
+    "HttpAuthSession",
     "HttpClientChannel",
+    "HttpFetcher",
     "HttpRequestInfo",
     "HttpServerLimits",
     "HttpSessionChannel",
-    "HttpTransportError",
     "LegacySseChannel",
     "MemoryEventStore",
     "Replay",
-    "ResponseTooLarge",
     "StreamableHttp",
     "StreamableHttpApp",
     "decode_header_value",

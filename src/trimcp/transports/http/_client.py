@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import final
 
 import attrs
@@ -24,6 +24,7 @@ import trio
 
 from trimcp.nursery import unwrap_single
 
+from ._client_auth import HttpAuth
 from ._client_channel import HttpClientChannel
 from ._client_conn import ConnectionPool, parse_url
 from ._client_hooks import HeadersHook, HttpRequestInfo
@@ -84,11 +85,19 @@ class StreamableHttp:
     saying it expired. ``False``: a 404 ends the channel (see ``_client_reinit``)."""
     max_reinitializations: int = 3
     """New sessions started per minute at most; past that a 404 ends the channel."""
+    auth: HttpAuth | None = None
+    """The authorization layer (``trimcp.auth.OAuth``, or any :class:`HttpAuth`): it adds
+    credentials to every request and answers ``401``/``403`` challenges; caller-supplied
+    ``Authorization``/``DPoP`` headers are then dropped (see ``_client_auth``)."""
+    max_auth_retries: int = 4
+    """Times one request is re-sent after authorization challenges, at most."""
 
     def __attrs_post_init__(self) -> None:
         parse_url(self.url)  # fail early on a bad URL
         if self.max_connections < 1 or self.max_queued < 1 or self.max_connecting < 1:
             raise ValueError("max_connections, max_connecting and max_queued must be at least 1")
+        if self.max_auth_retries < 0:
+            raise ValueError("max_auth_retries must be at least 0")
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[HttpClientChannel]:
@@ -103,20 +112,23 @@ class StreamableHttp:
             connect_timeout=self.connect_timeout,
             max_header_size=self.max_header_size,
         )
-        channel = HttpClientChannel(self, pool)
         with unwrap_single():
-            try:
-                async with trio.open_nursery() as nursery:
-                    await nursery.start(channel._run)
-                    try:
-                        yield channel
-                    finally:
-                        channel._stop()
-            finally:
-                with trio.CancelScope(shield=True):
-                    with trio.move_on_after(self.close_timeout):
-                        await channel._terminate()
-                    await pool.aclose()
+            async with (
+                nullcontext(None) if self.auth is None else self.auth.attach(self.url)
+            ) as auth:
+                channel = HttpClientChannel(self, pool, auth)
+                try:
+                    async with trio.open_nursery() as nursery:
+                        await nursery.start(channel._run)
+                        try:
+                            yield channel
+                        finally:
+                            channel._stop()
+                finally:
+                    with trio.CancelScope(shield=True):
+                        with trio.move_on_after(self.close_timeout):
+                            await channel._terminate()
+                        await pool.aclose()
 
 
 def streamable_http(
@@ -130,6 +142,7 @@ def streamable_http(
     max_reconnects: int = 3,
     close_timeout: float = 2.0,
     reinitialize: bool = True,
+    auth: HttpAuth | None = None,
 ) -> StreamableHttp:
     """Describe a Streamable HTTP server at ``url``; pass it to ``open_client``.
 
@@ -139,6 +152,9 @@ def streamable_http(
     :class:`~trimcp.McpError` saying it expired. With ``reinitialize=False``, or past the
     bound, a 404 ends the channel (every waiting call fails with
     :class:`~trimcp.ConnectionClosedError`); to go on, open a new client.
+
+    ``auth`` (``trimcp.auth.OAuth(...)``) authorizes the client with the server's
+    authorization server when the server asks for it (MCP authorization, OAuth 2.1).
     """
     return StreamableHttp(
         url=url,
@@ -150,4 +166,5 @@ def streamable_http(
         max_reconnects=max_reconnects,
         close_timeout=close_timeout,
         reinitialize=reinitialize,
+        auth=auth,
     )

@@ -25,6 +25,9 @@ Failures, and who they reach:
   :class:`~trimcp.McpError` with the server's JSON-RPC error when the body holds one,
   otherwise ``HTTP <status> <reason>``, with ``data={"httpStatus": status}``. On a
   notification or response it is logged (there is nobody to tell).
+* ``401``/``403`` with an authorization layer configured (``auth``): the layer answers
+  the challenge and the request is sent again with fresh credentials, at most
+  ``max_auth_retries`` times; what it cannot cure fails the request (``_client_gate``).
 * ``404`` while a session is open means the server ended the session. With
   ``reinitialize`` (the default) the channel starts a new session by itself and re-sends
   the request once; calls in flight on the old session fail with an
@@ -67,6 +70,7 @@ from trimcp.wire import (
     encode,
 )
 
+from ._client_auth import HttpAuthSession
 from ._client_conn import (
     ConnectionPool,
     Headers,
@@ -77,11 +81,13 @@ from ._client_conn import (
     header,
 )
 from ._client_errors import http_error, phrase, valid_session_id
+from ._client_gate import RETRY, AuthGate
 from ._client_hooks import HttpRequestInfo, extra_headers
 from ._client_modern import modern_headers
 from ._client_params import ToolHeaderTable
 from ._client_reinit import Renewal, session_expired_error
 from ._client_sse import SseReader
+from ._client_started import GivenUp, Started
 
 if TYPE_CHECKING:
     from ._client import StreamableHttp
@@ -115,66 +121,6 @@ class _Bounce(enum.Enum):
     BOUNCED = "bounced"
 
 
-class _GivenUp(trio.ClosedResourceError):
-    """The POST task ended (cancelled) before its message was written."""
-
-
-@final
-class _Started:
-    """Tells ``send`` that its POST was written, or why it could not be.
-
-    What ``nursery.start`` does, without the temporary nursery it makes per POST (a
-    cancel scope and its sets, ~4 KiB: most of a burst's peak memory, kept alive by
-    the task status for as long as the call was parked). Like ``start``, a caller
-    cancelled while it waits cancels the POST (``abandon``) and waits for it to stop;
-    an error that stopped the POST wins over that cancellation, and a message written
-    meanwhile counts as sent (the cancellation arrives at the caller's next checkpoint).
-    """
-
-    __slots__ = ("_waiter", "abandon", "abandoned", "done", "error")
-
-    def __init__(self, abandon: Callable[[], object]) -> None:
-        self._waiter: trio.lowlevel.Task | None = None
-        self.abandon = abandon
-        self.abandoned = False
-        self.done = False
-        self.error: BaseException | None = None
-
-    def started(self) -> None:
-        self._finish(None)
-
-    def failed(self, error: BaseException) -> None:
-        self._finish(error)
-
-    def _finish(self, error: BaseException | None) -> None:
-        if self.done:
-            return
-        self.done = True
-        self.error = error
-        if self._waiter is not None:
-            trio.lowlevel.reschedule(self._waiter)
-            self._waiter = None
-
-    async def wait(self) -> None:
-        """Return once written; raise what stopped the POST first."""
-        if self.done:
-            await trio.lowlevel.checkpoint()
-        else:
-            self._waiter = trio.lowlevel.current_task()
-
-            def abort(_: object) -> trio.lowlevel.Abort:
-                # Keep waiting: the POST stops soon and says how it ended.
-                self.abandoned = True
-                self.abandon()
-                return trio.lowlevel.Abort.FAILED
-
-            await trio.lowlevel.wait_task_rescheduled(abort)
-        if self.error is not None:
-            if self.abandoned and isinstance(self.error, _GivenUp):
-                await trio.lowlevel.checkpoint()  # the caller's own cancellation
-            raise self.error
-
-
 @final
 class HttpClientChannel:
     """One client session over Streamable HTTP; a :class:`~trimcp.nursery.MessageChannel`.
@@ -182,9 +128,13 @@ class HttpClientChannel:
     Made by :meth:`StreamableHttp.connect`; see the module doc.
     """
 
-    def __init__(self, config: StreamableHttp, pool: ConnectionPool) -> None:
+    def __init__(
+        self, config: StreamableHttp, pool: ConnectionPool, auth: HttpAuthSession | None = None
+    ) -> None:
         self.config = config
         self.pool = pool
+        #: The authorization hooks (``None`` without ``auth``; see ``_client_gate``).
+        self.gate = None if auth is None else AuthGate(auth, config.max_auth_retries)
         self._queue_in, self._queue_out = trio.open_memory_channel[Message](config.max_queued)
         self._nursery: trio.Nursery | None = None
         self._outstanding: dict[RequestId, _Call] = {}
@@ -270,7 +220,7 @@ class HttpClientChannel:
             # only after them, until the bounded cancel send gives up.
             call.scope.cancel()
         fresh = _Call(stateless=modern_headers(message) is not None)
-        status = _Started(fresh.scope.cancel)
+        status = Started(fresh.scope.cancel)
         self._nursery.start_soon(self._post, message, fresh, status)
         await status.wait()
 
@@ -313,6 +263,11 @@ class HttpClientChannel:
 
     def negotiated(self, protocol_version: str) -> None:
         self.protocol_version = protocol_version
+
+    async def authorization_settled(self) -> bool:
+        """Whether authorization ran on this connection; waits while it runs (so a
+        request that timed out during it is not taken for a server that is silent)."""
+        return self.gate is not None and await self.gate.settled()
 
     # ------------------------------------------------------------------ delivery
     def waiting(self, request_id: RequestId) -> bool:
@@ -400,9 +355,9 @@ class HttpClientChannel:
                 out.append(("MCP-Protocol-Version", self.protocol_version))
         info = HttpRequestInfo(method, self.config.url, message)
         out.extend(await extra_headers(self.config.headers, info))
-        return out
+        return out if self.gate is None else await self.gate.headers(info, out)
 
-    async def _post(self, message: Message, call: _Call, status: _Started) -> None:
+    async def _post(self, message: Message, call: _Call, status: Started) -> None:
         """POST ``message``; ``status`` hears once it is written (or why not); then
         read (and resume) its answer."""
         request_id = message.id if isinstance(message, Request) else None
@@ -427,9 +382,9 @@ class HttpClientChannel:
                 if self.failure is not None:  # the channel broke first: say why
                     status.failed(trio.BrokenResourceError(self.failure))
                 else:
-                    status.failed(_GivenUp("the POST was given up before it was sent"))
+                    status.failed(GivenUp("the POST was given up before it was sent"))
 
-    async def _exchange(self, message: Message, status: _Started, call: _Call) -> None:
+    async def _exchange(self, message: Message, status: Started, call: _Call) -> None:
         request_id = message.id if isinstance(message, Request) else None
         for renewed in (False, True):
             await self.renewal.settled()
@@ -446,31 +401,48 @@ class HttpClientChannel:
             return
 
     async def _post_once(
-        self, message: Message, status: _Started, sent: str | None, *, bounce: bool
+        self, message: Message, status: Started, sent: str | None, *, bounce: bool
     ) -> SSEDecoder | _Bounce | None:
         body = encode(message)
         base = (
             ("Content-Type", "application/json"),
             ("Accept", "application/json, text/event-stream"),
         )
-        headers = await self.headers("POST", message, base)
-        for attempt in (0, 1):
-            try:
-                async with self.pool.checkout(fresh=attempt > 0) as conn:
-                    await conn.send_request("POST", self.pool.origin, headers, body)
-                    status.started()
-                    # Not bound here: a parked call's stream would keep the head alive.
-                    return await self._on_response(
-                        message, conn, await conn.receive_response(), sent, bounce
-                    )
-            except HttpTransportError as exc:
-                if exc.stale and attempt == 0:
-                    logger.debug("stale keep-alive connection, retrying: %s", exc)
-                    continue
-                self.break_channel(f"lost the connection to the server: {exc}")
-                if not status.done:
-                    raise trio.BrokenResourceError(self.failure) from exc
-                return None
+        gate = self.gate
+        info = HttpRequestInfo("POST", self.config.url, message)
+        for retries_left in range(self.config.max_auth_retries, -1, -1):
+            headers = await self.headers("POST", message, base)
+            for attempt in (0, 1):
+                try:
+                    async with self.pool.checkout(fresh=attempt > 0) as conn:
+                        await conn.send_request("POST", self.pool.origin, headers, body)
+                        status.started()
+                        # Not bound here: a parked call's stream would keep the head alive.
+                        response = await conn.receive_response()
+                        if gate is None or not gate.is_challenge(response):
+                            if gate is not None:
+                                gate.observe(info, response)
+                            return await self._on_response(message, conn, response, sent, bounce)
+                        challenge = await gate.read(conn, response)
+                        break
+                except HttpTransportError as exc:
+                    if exc.stale and attempt == 0:
+                        logger.debug("stale keep-alive connection, retrying: %s", exc)
+                        continue
+                    self.break_channel(f"lost the connection to the server: {exc}")
+                    if not status.done:
+                        raise trio.BrokenResourceError(self.failure) from exc
+                    return None
+            assert gate is not None
+            verdict = await gate.answer(info, gate.sent(headers), challenge, retries_left)
+            if verdict is RETRY:
+                continue
+            assert isinstance(verdict, ErrorObject)
+            if isinstance(message, Request):
+                await self.fail(message.id, verdict)
+            else:
+                logger.warning("%s refused: %s", _what(message), verdict.message)
+            return None
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _on_response(

@@ -35,6 +35,8 @@ from trimcp.wire import (
 )
 
 from ._client_conn import HttpConnection, HttpTransportError, content_type
+from ._client_gate import RETRY, Challenge
+from ._client_hooks import HttpRequestInfo
 from ._client_reinit import session_expired_error
 
 if TYPE_CHECKING:
@@ -144,17 +146,49 @@ class SseReader:
     # ------------------------------------------------------------------ GET
     async def _get_once(self, decoder: SSEDecoder, until: RequestId | None) -> Outcome:
         channel = self.channel
+        gate = channel.gate
         base = [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")]
         if decoder.last_event_id:
             base.append(("Last-Event-ID", decoder.last_event_id))
         sent = channel.session_id
-        headers = await channel.headers("GET", None, base)
+        info = HttpRequestInfo("GET", self.config.url, None)
+        for retries_left in range(self.config.max_auth_retries, -1, -1):
+            headers = await channel.headers("GET", None, base)
+            challenge = await self._get_attempts(decoder, until, headers, sent)
+            if not isinstance(challenge, Challenge):
+                return challenge
+            assert gate is not None
+            verdict = await gate.answer(info, gate.sent(headers), challenge, retries_left)
+            if verdict is not RETRY:
+                logger.info(
+                    "GET stream: authorization refused (HTTP %d)", challenge.response.status
+                )
+                if until is None:
+                    channel.listen_opened()
+                return Outcome.STOP
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _get_attempts(
+        self,
+        decoder: SSEDecoder,
+        until: RequestId | None,
+        headers: list[tuple[str, str]],
+        sent: str | None,
+    ) -> Outcome | Challenge:
+        """One GET (again on a fresh connection if a kept one was stale)."""
+        channel = self.channel
+        gate = channel.gate
+        info = HttpRequestInfo("GET", self.config.url, None)
         for attempt in (0, 1):
             self.get_requests += 1
             try:
                 async with channel.pool.checkout(fresh=attempt > 0) as conn:
                     await conn.send_request("GET", channel.pool.origin, headers, None)
                     response = await conn.receive_response()
+                    if gate is not None:
+                        if gate.is_challenge(response):
+                            return await gate.read(conn, response)
+                        gate.observe(info, response)
                     if until is None:
                         channel.listen_opened()
                     outcome = self._judge(response.status_code, response, sent)
