@@ -8,6 +8,8 @@ the layers (``wire`` ← ``protocol`` ← ``binding`` ← ``dispatch`` ← ``nur
 from trimcp.binding import ArgumentsError as ArgumentsError
 from trimcp.client import Client as Client
 from trimcp.client import InputRoundsExceeded as InputRoundsExceeded
+from trimcp.client import LoadedSkill as LoadedSkill
+from trimcp.client import SkillVerificationError as SkillVerificationError
 from trimcp.client import Subscription as Subscription
 from trimcp.client import open_client as open_client
 from trimcp.dispatch import ConnectionClosedError as ConnectionClosedError
@@ -77,6 +79,9 @@ from trimcp.protocol import (
     SamplingMessage as SamplingMessage,
 )
 from trimcp.protocol import (
+    SkillEntry as SkillEntry,
+)
+from trimcp.protocol import (
     TextContent as TextContent,
 )
 from trimcp.protocol import (
@@ -93,6 +98,7 @@ from trimcp.server import CapabilityError as CapabilityError
 from trimcp.server import McpLogHandler as McpLogHandler
 from trimcp.server import RequestStateSealer as RequestStateSealer
 from trimcp.server import Server as Server
+from trimcp.server import Skill as Skill
 from trimcp.server import ToolContext as ToolContext
 from trimcp.server import ToolError as ToolError
 from trimcp.server import asgi_app as asgi_app
@@ -130,6 +136,7 @@ __all__ = [
     "HttpServerLimits",
     "ImageContent",
     "InputRoundsExceeded",
+    "LoadedSkill",
     "McpError",
     "McpLogHandler",
     "Middlewares",
@@ -146,6 +153,9 @@ __all__ = [
     "SamplingMessage",
     "Server",
     "SessionLimits",
+    "Skill",
+    "SkillEntry",
+    "SkillVerificationError",
     "Subscription",
     "TextContent",
     "TextResourceContents",

@@ -31,6 +31,10 @@ from ._resources import ResourcesChangedHandler as ResourcesChangedHandler
 from ._resources import ResourceUpdatedHandler as ResourceUpdatedHandler
 from ._roots import RootList as RootList
 from ._sampling import Sampling as Sampling
+from ._skills import DirectoryPage as DirectoryPage
+from ._skills import LoadedSkill as LoadedSkill
+from ._skills import SkillList as SkillList
+from ._skills import SkillVerificationError as SkillVerificationError
 from ._tasks import InputResponder as InputResponder
 from ._tasks import Requester as Requester
 from ._tasks import TaskCalls as TaskCalls
@@ -44,6 +48,7 @@ __all__ = [
     "MAX_OUTPUT_SCHEMAS",
     "Client",
     "CoreTaskCalls",
+    "DirectoryPage",
     "Elicitation",
     "ElicitationForm",
     "ElicitationHandler",
@@ -56,6 +61,7 @@ __all__ = [
     "FormSchemaError",
     "InputResponder",
     "InputRoundsExceeded",
+    "LoadedSkill",
     "LoggingHandler",
     "OutputSchemaError",
     "OutputSchemas",
@@ -66,6 +72,8 @@ __all__ = [
     "RootsHandler",
     "Sampling",
     "SamplingHandler",
+    "SkillList",
+    "SkillVerificationError",
     "Subscription",
     "TaskCalls",
     "TaskCancelledError",

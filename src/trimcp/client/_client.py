@@ -69,6 +69,7 @@ from ._resources import (
 )
 from ._roots import RootList, RootsCalls, RootsHandler, install_roots, roots_capability
 from ._sampling import Sampling, SamplingHandler, install_sampling
+from ._skills import SkillCalls
 
 __all__ = [
     "Client",
@@ -87,7 +88,7 @@ MAX_PAGES = 10_000
 
 
 @final
-class Client(ResourceCalls, ListenCalls, RootsCalls):
+class Client(ResourceCalls, ListenCalls, RootsCalls, SkillCalls):
     """A connected, initialized MCP client. Made by :func:`open_client`."""
 
     def __init__(

@@ -59,6 +59,8 @@ from ._request_state import RequestStateSealer
 from ._resource_routes import ResourceRoutes
 from ._resources import ResourceRegistry
 from ._shutdown import DEFAULT_ABANDON_AFTER, DEFAULT_SHUTDOWN_GRACE, ShutdownControl
+from ._skill_routes import SkillRoutes
+from ._skills import SkillRegistry
 from ._stateless import CachePolicy, EraFront
 from ._subscriptions import DEFAULT_MAX_LISTENERS, SubscriptionHub
 from ._task_host import TaskHost
@@ -74,7 +76,7 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
 @final
-class Server(ResourceRoutes, PromptRoutes):
+class Server(ResourceRoutes, PromptRoutes, SkillRoutes):
     """An MCP server.
 
     Args:
@@ -140,6 +142,7 @@ class Server(ResourceRoutes, PromptRoutes):
         self.tools = ToolRegistry(partial(self._list_changed, "tools"))
         self.declare_resources = declare_resources
         self.resources = ResourceRegistry(partial(self._list_changed, "resources"))
+        self.skills = SkillRegistry(partial(self._list_changed, "resources"))
         self.declare_prompts = declare_prompts
         self.prompts = PromptRegistry(partial(self._list_changed, "prompts"))
         self.completions = CompletionRegistry(self.prompts)
@@ -219,6 +222,7 @@ class Server(ResourceRoutes, PromptRoutes):
             prompts=prompts,
             completions=completions,
             tasks=None if version is None else self.task_runner.core_capability(version),
+            extensions=self.skills_capability(),
         )
 
     def _list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None:
@@ -254,6 +258,7 @@ class Server(ResourceRoutes, PromptRoutes):
             "tools/list": (self._list_tools, None),
             "tools/call": (self._call_tool, None),
             **self.resource_routes(),
+            **self.skill_routes(),
             **self.task_runner.routes(),
             "prompts/list": (self._list_prompts, None),
             "prompts/get": (self._get_prompt, GetPromptParams),
