@@ -106,6 +106,7 @@ from trimcp.server import close_sse_stream as close_sse_stream
 from trimcp.server import serve_http as serve_http
 from trimcp.server import serve_stdio as serve_stdio
 from trimcp.server import serve_websocket as serve_websocket
+from trimcp.transports import legacy_sse as legacy_sse
 from trimcp.transports import stdio_command as stdio_command
 from trimcp.transports import streamable_http as streamable_http
 from trimcp.transports import websocket as websocket
@@ -169,6 +170,7 @@ __all__ = [
     "asgi_app",
     "close_sse_stream",
     "detach_for_background",
+    "legacy_sse",
     "open_client",
     "serve_http",
     "serve_stdio",

@@ -4,6 +4,7 @@ from ._asgi import StreamableHttpApp as StreamableHttpApp
 from ._client import HeadersHook as HeadersHook
 from ._client import HttpRequestInfo as HttpRequestInfo
 from ._client import StreamableHttp as StreamableHttp
+from ._client import legacy_sse as legacy_sse
 from ._client import streamable_http as streamable_http
 from ._client_channel import HttpClientChannel as HttpClientChannel
 from ._event_store import EventStore as EventStore
@@ -32,6 +33,7 @@ __all__ = [
     "StreamableHttpApp",
     "decode_header_value",
     "is_loopback",
+    "legacy_sse",
     "serve_h11",
     "streamable_http",
 ]

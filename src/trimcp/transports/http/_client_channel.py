@@ -47,6 +47,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, final
 
+import attrs
 import h11
 import trio
 
@@ -67,6 +68,7 @@ from trimcp.wire import (
     encode,
 )
 
+from ._client_calls import Call, GivenUp, Started
 from ._client_conn import (
     ConnectionPool,
     Headers,
@@ -78,6 +80,7 @@ from ._client_conn import (
 )
 from ._client_errors import http_error, phrase, valid_session_id
 from ._client_hooks import HttpRequestInfo, extra_headers
+from ._client_legacy import FALLBACK_STATUSES, LegacySse, LegacySseError
 from ._client_modern import modern_headers
 from ._client_params import ToolHeaderTable
 from ._client_reinit import Renewal, session_expired_error
@@ -93,86 +96,12 @@ logger = logging.getLogger("trimcp.http.client")
 _ERROR_BODY_LIMIT = 64 * 1024
 
 
-@final
-class _Call:
-    """A request whose answer has not arrived; ``scope`` bounds the task reading for it.
-
-    ``session`` is the session id it was last sent with (``None`` once it got a 404).
-    """
-
-    __slots__ = ("scope", "session", "stateless")
-
-    def __init__(self, stateless: bool = False) -> None:
-        self.scope = trio.CancelScope()
-        self.session: str | None = None
-        #: Sent as a stateless-era request (its cancellation is closing its stream).
-        self.stateless = stateless
-
-
 class _Bounce(enum.Enum):
-    """A POST answered 404 for its session: start a new one, then re-send."""
+    """A POST answered 404 for its session: start a new one, then re-send. Or the first
+    ``initialize`` was refused the way a 2024-11-05 server does: try HTTP+SSE."""
 
     BOUNCED = "bounced"
-
-
-class _GivenUp(trio.ClosedResourceError):
-    """The POST task ended (cancelled) before its message was written."""
-
-
-@final
-class _Started:
-    """Tells ``send`` that its POST was written, or why it could not be.
-
-    What ``nursery.start`` does, without the temporary nursery it makes per POST (a
-    cancel scope and its sets, ~4 KiB: most of a burst's peak memory, kept alive by
-    the task status for as long as the call was parked). Like ``start``, a caller
-    cancelled while it waits cancels the POST (``abandon``) and waits for it to stop;
-    an error that stopped the POST wins over that cancellation, and a message written
-    meanwhile counts as sent (the cancellation arrives at the caller's next checkpoint).
-    """
-
-    __slots__ = ("_waiter", "abandon", "abandoned", "done", "error")
-
-    def __init__(self, abandon: Callable[[], object]) -> None:
-        self._waiter: trio.lowlevel.Task | None = None
-        self.abandon = abandon
-        self.abandoned = False
-        self.done = False
-        self.error: BaseException | None = None
-
-    def started(self) -> None:
-        self._finish(None)
-
-    def failed(self, error: BaseException) -> None:
-        self._finish(error)
-
-    def _finish(self, error: BaseException | None) -> None:
-        if self.done:
-            return
-        self.done = True
-        self.error = error
-        if self._waiter is not None:
-            trio.lowlevel.reschedule(self._waiter)
-            self._waiter = None
-
-    async def wait(self) -> None:
-        """Return once written; raise what stopped the POST first."""
-        if self.done:
-            await trio.lowlevel.checkpoint()
-        else:
-            self._waiter = trio.lowlevel.current_task()
-
-            def abort(_: object) -> trio.lowlevel.Abort:
-                # Keep waiting: the POST stops soon and says how it ended.
-                self.abandoned = True
-                self.abandon()
-                return trio.lowlevel.Abort.FAILED
-
-            await trio.lowlevel.wait_task_rescheduled(abort)
-        if self.error is not None:
-            if self.abandoned and isinstance(self.error, _GivenUp):
-                await trio.lowlevel.checkpoint()  # the caller's own cancellation
-            raise self.error
+    LEGACY = "legacy"
 
 
 @final
@@ -187,7 +116,7 @@ class HttpClientChannel:
         self.pool = pool
         self._queue_in, self._queue_out = trio.open_memory_channel[Message](config.max_queued)
         self._nursery: trio.Nursery | None = None
-        self._outstanding: dict[RequestId, _Call] = {}
+        self._outstanding: dict[RequestId, Call] = {}
         self._backlog: deque[Message] = deque()
         self._closed = False
         self._listening = False
@@ -205,6 +134,9 @@ class HttpClientChannel:
         self.session_expired = False
         self.sse = SseReader(self)
         self.renewal = Renewal(self)
+        #: The 2024-11-05 HTTP+SSE mode, used once a server turns out to speak only it.
+        self.legacy = LegacySse(self)
+        self._refusal: ErrorObject | None = None
         #: ``x-mcp-header`` annotations of the listed tools, for ``Mcp-Param-*`` headers.
         self.tool_headers = ToolHeaderTable()
 
@@ -250,6 +182,9 @@ class HttpClientChannel:
         if self.failure is not None:
             raise trio.BrokenResourceError(self.failure)
         assert self._nursery is not None
+        if self.legacy.active or self.config.legacy_sse == "always":
+            await self._send_legacy(message)
+            return
         if isinstance(message, Request):
             await self._await_listen()
         elif self._opens_listen(message):
@@ -269,10 +204,19 @@ class HttpClientChannel:
             # the notifications would otherwise wait for connections that free up
             # only after them, until the bounded cancel send gives up.
             call.scope.cancel()
-        fresh = _Call(stateless=modern_headers(message) is not None)
-        status = _Started(fresh.scope.cancel)
+        fresh = Call(stateless=modern_headers(message) is not None)
+        status = Started(fresh.scope.cancel)
         self._nursery.start_soon(self._post, message, fresh, status)
         await status.wait()
+
+    async def _send_legacy(self, message: Message) -> None:
+        if not self.legacy.active:
+            try:
+                await self.legacy.open()
+            except (LegacySseError, HttpTransportError) as exc:
+                self.break_channel(f"HTTP+SSE: {exc}")
+                raise trio.BrokenResourceError(self.failure) from exc
+        await self.legacy.send(message)
 
     def _opens_listen(self, message: Message) -> bool:
         version = self.protocol_version
@@ -357,6 +301,15 @@ class HttpClientChannel:
         assert self._nursery is not None
         self._nursery.start_soon(fn, *args)
 
+    async def start_task(self, fn: Callable[..., Awaitable[object]]) -> None:
+        """Start ``fn`` in the channel's nursery (``nursery.start``)."""
+        assert self._nursery is not None
+        await self._nursery.start(fn)
+
+    def expect(self, request_id: RequestId) -> None:
+        """Record that ``request_id`` waits for an answer (HTTP+SSE sends)."""
+        self._outstanding[request_id] = Call()
+
     async def forget_session(self, old: str) -> bool:
         """Drop session ``old``: its GET stream, and its calls in flight fail as expired.
 
@@ -402,7 +355,7 @@ class HttpClientChannel:
         out.extend(await extra_headers(self.config.headers, info))
         return out
 
-    async def _post(self, message: Message, call: _Call, status: _Started) -> None:
+    async def _post(self, message: Message, call: Call, status: Started) -> None:
         """POST ``message``; ``status`` hears once it is written (or why not); then
         read (and resume) its answer."""
         request_id = message.id if isinstance(message, Request) else None
@@ -427,14 +380,17 @@ class HttpClientChannel:
                 if self.failure is not None:  # the channel broke first: say why
                     status.failed(trio.BrokenResourceError(self.failure))
                 else:
-                    status.failed(_GivenUp("the POST was given up before it was sent"))
+                    status.failed(GivenUp("the POST was given up before it was sent"))
 
-    async def _exchange(self, message: Message, status: _Started, call: _Call) -> None:
+    async def _exchange(self, message: Message, status: Started, call: Call) -> None:
         request_id = message.id if isinstance(message, Request) else None
         for renewed in (False, True):
             await self.renewal.settled()
             sent = call.session = self.session_id
             answer = await self._post_once(message, status, sent, bounce=not renewed)
+            if answer is _Bounce.LEGACY:
+                await self._fall_back(message)
+                return
             if answer is _Bounce.BOUNCED:
                 assert sent is not None
                 call.session = None
@@ -445,8 +401,23 @@ class HttpClientChannel:
                 await self.sse.resume(request_id, answer)
             return
 
+    async def _fall_back(self, message: Message) -> None:
+        """The server refused the first ``initialize`` as a 2024-11-05 one would: try
+        its HTTP+SSE transport, and send the ``initialize`` there (``_client_legacy``)."""
+        assert isinstance(message, Request)
+        assert self._refusal is not None
+        refusal, self._refusal = self._refusal, None
+        try:
+            await self.legacy.open()
+        except (LegacySseError, HttpTransportError) as exc:
+            why = f"{refusal.message}; no HTTP+SSE transport either ({exc})"
+            await self.fail(message.id, attrs.evolve(refusal, message=why))
+            return
+        self._outstanding.pop(message.id, None)
+        await self.legacy.send(message)
+
     async def _post_once(
-        self, message: Message, status: _Started, sent: str | None, *, bounce: bool
+        self, message: Message, status: Started, sent: str | None, *, bounce: bool
     ) -> SSEDecoder | _Bounce | None:
         body = encode(message)
         base = (
@@ -498,16 +469,7 @@ class HttpClientChannel:
                 await conn.read_body(_ERROR_BODY_LIMIT)
             return _Bounce.BOUNCED
         if not 200 <= status < 300:
-            try:
-                body = await conn.read_body(_ERROR_BODY_LIMIT)
-            except ResponseTooLarge:
-                body = b""
-            reason = response.reason.decode("latin-1", "replace") or phrase(status)
-            if request_id is not None:
-                await self.fail(request_id, http_error(status, reason, body))
-            else:
-                logger.warning("the server refused a %s with HTTP %d", _what(message), status)
-            return None
+            return await self._refused(message, conn, response, sent)
         if request_id is None or status == 202:
             with contextlib.suppress(ResponseTooLarge):  # nothing to read; not reused then
                 await conn.read_body(self.config.max_message_size)
@@ -532,6 +494,32 @@ class HttpClientChannel:
                 code=INTERNAL_ERROR, message=f"unexpected Content-Type {kind!r} in the answer"
             ),
         )
+        return None
+
+    async def _refused(
+        self, message: Message, conn: HttpConnection, response: h11.Response, sent: str | None
+    ) -> _Bounce | None:
+        """An error status: fail the request (or log), or fall back to HTTP+SSE when the
+        first ``initialize`` met a 2024-11-05 server (``_client_legacy``)."""
+        status = response.status_code
+        try:
+            body = await conn.read_body(_ERROR_BODY_LIMIT)
+        except ResponseTooLarge:
+            body = b""
+        reason = response.reason.decode("latin-1", "replace") or phrase(status)
+        if not isinstance(message, Request):
+            logger.warning("the server refused a %s with HTTP %d", _what(message), status)
+            return None
+        first_initialize = message.method == "initialize" and sent is None
+        if (
+            first_initialize
+            and status in FALLBACK_STATUSES
+            and self.config.legacy_sse == "fallback"
+            and not self.legacy.active
+        ):
+            self._refusal = http_error(status, reason, body)
+            return _Bounce.LEGACY
+        await self.fail(message.id, http_error(status, reason, body))
         return None
 
     async def _on_json(self, body: bytes, request_id: RequestId) -> None:

@@ -1,0 +1,87 @@
+"""What the Streamable HTTP client channel keeps per POST: the call awaiting its answer,
+and the signal that tells ``send`` its message was written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import final
+
+import trio
+
+__all__ = ["Call", "GivenUp", "Started"]
+
+
+@final
+class Call:
+    """A request whose answer has not arrived; ``scope`` bounds the task reading for it.
+
+    ``session`` is the session id it was last sent with (``None`` once it got a 404).
+    """
+
+    __slots__ = ("scope", "session", "stateless")
+
+    def __init__(self, stateless: bool = False) -> None:
+        self.scope = trio.CancelScope()
+        self.session: str | None = None
+        #: Sent as a stateless-era request (its cancellation is closing its stream).
+        self.stateless = stateless
+
+
+class GivenUp(trio.ClosedResourceError):
+    """The POST task ended (cancelled) before its message was written."""
+
+
+@final
+class Started:
+    """Tells ``send`` that its POST was written, or why it could not be.
+
+    What ``nursery.start`` does, without the temporary nursery it makes per POST (a
+    cancel scope and its sets, ~4 KiB: most of a burst's peak memory, kept alive by
+    the task status for as long as the call was parked). Like ``start``, a caller
+    cancelled while it waits cancels the POST (``abandon``) and waits for it to stop;
+    an error that stopped the POST wins over that cancellation, and a message written
+    meanwhile counts as sent (the cancellation arrives at the caller's next checkpoint).
+    """
+
+    __slots__ = ("_waiter", "abandon", "abandoned", "done", "error")
+
+    def __init__(self, abandon: Callable[[], object]) -> None:
+        self._waiter: trio.lowlevel.Task | None = None
+        self.abandon = abandon
+        self.abandoned = False
+        self.done = False
+        self.error: BaseException | None = None
+
+    def started(self) -> None:
+        self._finish(None)
+
+    def failed(self, error: BaseException) -> None:
+        self._finish(error)
+
+    def _finish(self, error: BaseException | None) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.error = error
+        if self._waiter is not None:
+            trio.lowlevel.reschedule(self._waiter)
+            self._waiter = None
+
+    async def wait(self) -> None:
+        """Return once written; raise what stopped the POST first."""
+        if self.done:
+            await trio.lowlevel.checkpoint()
+        else:
+            self._waiter = trio.lowlevel.current_task()
+
+            def abort(_: object) -> trio.lowlevel.Abort:
+                # Keep waiting: the POST stops soon and says how it ended.
+                self.abandoned = True
+                self.abandon()
+                return trio.lowlevel.Abort.FAILED
+
+            await trio.lowlevel.wait_task_rescheduled(abort)
+        if self.error is not None:
+            if self.abandoned and isinstance(self.error, GivenUp):
+                await trio.lowlevel.checkpoint()  # the caller's own cancellation
+            raise self.error
