@@ -6,6 +6,7 @@ the layers (``wire`` ← ``protocol`` ← ``binding`` ← ``dispatch`` ← ``nur
 """
 
 from trimcp.binding import ArgumentsError as ArgumentsError
+from trimcp.client import AppView as AppView
 from trimcp.client import Client as Client
 from trimcp.client import InputRoundsExceeded as InputRoundsExceeded
 from trimcp.client import LoadedSkill as LoadedSkill
@@ -117,6 +118,7 @@ from trimcp.transports.websocket import WebSocketLimits as WebSocketLimits
 __version__ = "0.1.0"
 
 __all__ = [
+    "AppView",
     "ArgumentsError",
     "AudioContent",
     "BackgroundContext",

@@ -1,6 +1,7 @@
 """The client: typed calls, pagination, handlers for the server's reverse calls, and the
 tasks extension."""
 
+from ._apps import AppView as AppView
 from ._client import Client as Client
 from ._client import ElicitationHandler as ElicitationHandler
 from ._client import LoggingHandler as LoggingHandler
@@ -46,6 +47,7 @@ __all__ = [
     "DEFAULT_MAX_INPUT_ROUNDS",
     "MAX_COMPLETED_IDS",
     "MAX_OUTPUT_SCHEMAS",
+    "AppView",
     "Client",
     "CoreTaskCalls",
     "DirectoryPage",

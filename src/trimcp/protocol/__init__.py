@@ -5,6 +5,15 @@ Pure data: no I/O, no trio, no converter. :mod:`trimcp.binding` turns these clas
 wire JSON and back.
 """
 
+from ._apps import APP_MIME_TYPE as APP_MIME_TYPE
+from ._apps import LEGACY_RESOURCE_URI_META as LEGACY_RESOURCE_URI_META
+from ._apps import UI_EXTENSION as UI_EXTENSION
+from ._apps import UI_SCHEME as UI_SCHEME
+from ._apps import VISIBILITIES as VISIBILITIES
+from ._apps import supports_apps as supports_apps
+from ._apps import tool_ui_uri as tool_ui_uri
+from ._apps import tool_visibility as tool_visibility
+from ._apps import ui_client_capability as ui_client_capability
 from ._capabilities import ClientCapabilities as ClientCapabilities
 from ._capabilities import ElicitationCapability as ElicitationCapability
 from ._capabilities import PromptsCapability as PromptsCapability
@@ -156,6 +165,7 @@ from ._tools import ToolExecution as ToolExecution
 
 __all__ = [
     "ALL_VERSIONS",
+    "APP_MIME_TYPE",
     "CLIENT_CAPABILITIES_META",
     "CLIENT_INFO_META",
     "CORE_TASK_METHODS",
@@ -166,6 +176,7 @@ __all__ = [
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
     "LATEST_VERSION",
+    "LEGACY_RESOURCE_URI_META",
     "LOG_LEVEL_META",
     "MAX_COMPLETION_VALUES",
     "MAX_SKILL_BYTES",
@@ -185,6 +196,9 @@ __all__ = [
     "TERMINAL_STATUSES",
     "TOOL_CHOICE_MODES",
     "TRACE_META_KEYS",
+    "UI_EXTENSION",
+    "UI_SCHEME",
+    "VISIBILITIES",
     "WIRE_NAME",
     "Annotations",
     "AudioContent",
@@ -297,9 +311,13 @@ __all__ = [
     "skill_name_of",
     "skill_root_of",
     "supports",
+    "supports_apps",
     "tasks_required_by",
     "tasks_required_data",
     "tool_turn_problem",
+    "tool_ui_uri",
+    "tool_visibility",
+    "ui_client_capability",
     "unsupported_version",
     "uses_sampling_tools",
     "valid_skill_name",
