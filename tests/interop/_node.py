@@ -1,8 +1,9 @@
 """Where the pinned Node peers of the interop tests live, and whether they may be skipped.
 
-``tests/interop/node/package.json`` (with its lockfile) pins the TypeScript SDK and the
-everything server; ``npm ci`` in that folder installs them (``.ci/run`` does). Locally a
-test that needs them is skipped when ``node`` or the packages are missing; with
+``tests/interop/node/package.json`` (with its lockfile) pins the TypeScript SDK, the
+everything server, the MCP Apps SDK and its example app server; ``npm ci`` in that
+folder installs them (``.ci/run`` does). Locally a test that needs them is skipped when
+``node`` or the packages are missing; with
 ``TRIMCP_REQUIRE_NODE_PEERS=1`` (CI sets it) it fails instead, so CI never skips them.
 """
 
