@@ -11,10 +11,14 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import trimcp
 from trimcp.nursery import HandlerContext
-from trimcp.transports.http import StreamableHttp
+from trimcp.transports.http import HttpClientChannel, StreamableHttp
+from trimcp.transports.http._client_conn import ConnectionPool, parse_url
+from trimcp.transports.http._client_legacy import LegacySse, LegacySseError
 
 from ._fake import INIT_RESULT, Exchange, FakeRequest, start_server
 
@@ -194,3 +198,39 @@ async def test_no_endpoint_event_in_time_is_a_clear_failure(
 def test_a_bad_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="legacy_sse"):
         StreamableHttp(url="http://127.0.0.1:1/mcp", legacy_sse="sometimes")  # type: ignore[arg-type]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        st.builds(
+            "{}://{}{}/{}".format,
+            st.sampled_from(["http", "https", "HTTP", "ftp", ""]),
+            st.sampled_from(["127.0.0.1", "127.0.0.1.", "localhost", "evil.example", "[::1]"]),
+            st.sampled_from(["", ":80", ":8000", ":0", ":99999"]),
+            st.text(max_size=10),
+        ),
+    )
+)
+def test_an_endpoint_resolves_to_the_own_origin_or_is_refused(data: str) -> None:
+    """Whatever the ``endpoint`` event says, messages go to the URL's own scheme, host
+    and port, or nowhere."""
+    transport = StreamableHttp(url="http://127.0.0.1:8000/sse")
+    pool = ConnectionPool(
+        parse_url(transport.url),
+        ssl_context=None,
+        max_connections=1,
+        max_idle=1,
+        max_connecting=1,
+        idle_timeout=1,
+        connect_timeout=1,
+        max_header_size=1024,
+    )
+    legacy = LegacySse(HttpClientChannel(transport, pool))
+    try:
+        origin = legacy._resolve(data)
+    except LegacySseError:
+        return
+    assert (origin.scheme, origin.host, origin.port) == ("http", "127.0.0.1", 8000)
+    assert origin.target.startswith("/")
