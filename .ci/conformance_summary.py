@@ -177,51 +177,50 @@ def _parse_key(body: str, number: int, what: str = "expected-failures") -> tuple
     return key, rest == ""
 
 
-def parse_allowed_skips(text: str) -> dict[str, list[AllowedSkip]]:
-    """`server:` / `client:` followed by `- scenario check-name  # reason` items."""
-    allowed: dict[str, list[AllowedSkip]] = {mode: [] for mode in MODES}
+def _items(text: str, what: str) -> dict[str, list[tuple[int, str, str]]]:
+    """The tiny YAML subset `server:` / `client:` followed by `- item  # reason` lines:
+    (line number, item, reason) per mode; the reason is required."""
+    items: dict[str, list[tuple[int, str, str]]] = {mode: [] for mode in MODES}
     mode: str | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
         body, reason = _strip_comment(raw)
         if not body:
             continue
         if not raw[0].isspace() and not body.startswith("- "):
-            key, opens_list = _parse_key(body, number, "allowed-skips")
+            key, opens_list = _parse_key(body, number, what)
             mode = key if opens_list else None
             continue
-        parts = body[2:].split() if body.startswith("- ") else []
-        if mode is None or len(parts) != 2:
-            raise InputError(f"allowed-skips line {number}: expected `- scenario check-name`")
+        item = body[2:].strip().strip("'\"") if body.startswith("- ") else ""
+        if mode is None or not item:
+            raise InputError(f"{what} line {number}: cannot parse {raw!r}")
         if not reason:
-            raise InputError(f"allowed-skips line {number}: {parts[0]} {parts[1]} needs a reason")
-        if any((a.scenario, a.check) == tuple(parts) for a in allowed[mode]):
-            raise InputError(f"allowed-skips line {number}: listed twice")
-        allowed[mode].append(AllowedSkip(parts[0], parts[1], reason, number))
+            raise InputError(f"{what} line {number}: {item!r} needs a reason (`- item  # why`)")
+        if any(seen == item for _, seen, _ in items[mode]):
+            raise InputError(f"{what} line {number}: {item!r} is listed twice")
+        items[mode].append((number, item, reason))
+    return items
+
+
+def parse_allowed_skips(text: str) -> dict[str, list[AllowedSkip]]:
+    """`- scenario check-name  # reason` items under `server:` / `client:`."""
+    allowed: dict[str, list[AllowedSkip]] = {mode: [] for mode in MODES}
+    for mode, items in _items(text, "allowed-skips").items():
+        for number, item, reason in items:
+            parts = item.split()
+            if len(parts) != 2:
+                raise InputError(f"allowed-skips line {number}: expected `- scenario check-name`")
+            allowed[mode].append(AllowedSkip(parts[0], parts[1], reason, number))
     return allowed
 
 
 def parse_expected(text: str) -> dict[str, list[Expected]]:
-    """The tiny YAML subset `server:` / `client:` followed by `- name  # reason` items."""
+    """`- name  # reason` items under `server:` / `client:`."""
     expected: dict[str, list[Expected]] = {mode: [] for mode in MODES}
-    mode: str | None = None
-    for number, raw in enumerate(text.splitlines(), start=1):
-        body, reason = _strip_comment(raw)
-        if not body:
-            continue
-        if not raw[0].isspace() and not body.startswith("- "):
-            key, opens_list = _parse_key(body, number)
-            mode = key if opens_list else None
-            continue
-        name = body[2:].strip().strip("'\"") if body.startswith("- ") else ""
-        if mode is None or not name or " " in name:
-            raise InputError(f"expected-failures line {number}: cannot parse {raw!r}")
-        if not reason:
-            raise InputError(
-                f"expected-failures line {number}: {name!r} needs a reason (`- name  # why`)"
-            )
-        if any(entry.name == name for entry in expected[mode]):
-            raise InputError(f"expected-failures line {number}: {name!r} is listed twice")
-        expected[mode].append(Expected(name, reason, number))
+    for mode, items in _items(text, "expected-failures").items():
+        for number, name, reason in items:
+            if " " in name:
+                raise InputError(f"expected-failures line {number}: cannot parse {name!r}")
+            expected[mode].append(Expected(name, reason, number))
     return expected
 
 

@@ -21,31 +21,9 @@ from trimcp.transports.http._client_conn import ConnectionPool, parse_url
 from trimcp.transports.http._client_legacy import LegacySse, LegacySseError
 
 from ._fake import INIT_RESULT, Exchange, FakeRequest, start_server
+from .test_trimcp_server import build
 
 WAIT = 20
-
-
-def build() -> trimcp.Server:
-    server = trimcp.Server("legacy-own", version="1")
-
-    @server.tool()
-    async def add(a: int, b: int) -> str:
-        return f"sum={a + b}"
-
-    @server.tool()
-    async def steps(ctx: trimcp.ToolContext, n: int) -> str:
-        for i in range(n):
-            await ctx.report_progress(i + 1, n)
-        return "stepped"
-
-    @server.tool()
-    async def ask(ctx: trimcp.ToolContext) -> str:
-        answer, content = await ctx.elicit(
-            "Name?", {"type": "object", "properties": {"name": {"type": "string"}}}
-        )
-        return f"hi {content['name']}" if answer.action == "accept" and content else "nobody"
-
-    return server
 
 
 async def _elicit(_ctx: HandlerContext, _p: trimcp.ElicitParams) -> trimcp.ElicitResult:

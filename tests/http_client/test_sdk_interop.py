@@ -96,18 +96,20 @@ async def test_cancelled_call(sse_url: str) -> None:
             assert text(await client.call_tool("add", {"a": 1, "b": 1})) == "sum=2"
 
 
-async def test_sampling_and_elicitation_on_the_request_stream(sse_url: str) -> None:
-    async def sampling(
-        _ctx: HandlerContext, params: trimcp.CreateMessageParams
-    ) -> trimcp.CreateMessageResult:
-        prompt = params.messages[0].content
-        assert isinstance(prompt, trimcp.TextContent)
-        return trimcp.CreateMessageResult(
-            role="assistant",
-            content=trimcp.TextContent(text=prompt.text.upper()),
-            model="fake-llm",
-        )
+async def sampling(
+    _ctx: HandlerContext, params: trimcp.CreateMessageParams
+) -> trimcp.CreateMessageResult:
+    """A fake LLM that shouts the prompt back."""
+    prompt = params.messages[0].content
+    assert isinstance(prompt, trimcp.TextContent)
+    return trimcp.CreateMessageResult(
+        role="assistant",
+        content=trimcp.TextContent(text=prompt.text.upper()),
+        model="fake-llm",
+    )
 
+
+async def test_sampling_and_elicitation_on_the_request_stream(sse_url: str) -> None:
     async def elicitation(_ctx: HandlerContext, params: trimcp.ElicitParams) -> trimcp.ElicitResult:
         assert params.message == "Who are you?"
         assert "name" in params.requested_schema["properties"]
@@ -142,15 +144,6 @@ async def test_http_sse_server_of_2024_11_05_through_the_fallback(legacy_url: st
     ``streamable_http`` falls back to GET /sse and its endpoint event, in either era
     setting; answers, progress and reverse calls all travel on the one SSE stream."""
 
-    async def sampling(
-        _ctx: HandlerContext, params: trimcp.CreateMessageParams
-    ) -> trimcp.CreateMessageResult:
-        prompt = params.messages[0].content
-        assert isinstance(prompt, trimcp.TextContent)
-        return trimcp.CreateMessageResult(
-            role="assistant", content=trimcp.TextContent(text=prompt.text[::-1]), model="m"
-        )
-
     seen: list[float] = []
 
     async def on_progress(progress: float, _total: float | None, _message: str | None) -> None:
@@ -165,7 +158,7 @@ async def test_http_sse_server_of_2024_11_05_through_the_fallback(legacy_url: st
             ) as client:
                 assert client.session.channel.legacy.active  # type: ignore[attr-defined]
                 assert text(await client.call_tool("add", {"a": 1, "b": 2})) == "sum=3"
-                assert text(await client.call_tool("sample", {"prompt": "abc"})) == "llm said: cba"
+                assert text(await client.call_tool("sample", {"prompt": "abc"})) == "llm said: ABC"
                 await client.call_tool("progress", {"steps": 2}, on_progress=on_progress)
                 with trio.move_on_after(0.2) as scope:  # cancelled: the server is told
                     await client.call_tool("sleepy", {"seconds": 30})

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import trio
 import trimcp
 from trimcp.protocol import APP_MIME_TYPE
 
-from ._node import MODULES, NODE_DIR, SDK, node_env, require_node
+from ._node import MODULES, SDK, node_env, require_node, run_node_script
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "apps" / "server.py"
@@ -33,20 +32,8 @@ BASIC_APP = MODULES / "server-basic-vanillajs" / "dist" / "index.js"
 
 async def test_a_typescript_apps_host_drives_the_trimcp_example() -> None:
     node = require_node(SDK, EXT_APPS)
-    env = node_env()
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
-    argv = [node, str(NODE_DIR / "drive_apps.mjs"), sys.executable, "-m", "trimcp", "serve"]
-    with trio.fail_after(60):
-        done = await trio.run_process(
-            [*argv, str(EXAMPLE)],
-            cwd=NODE_DIR,
-            env=env,
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-        )
-    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
-    seen = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    argv = ["drive_apps.mjs", sys.executable, "-m", "trimcp", "serve", str(EXAMPLE)]
+    seen = await run_node_script(node, *argv)
     view = "ui://dice/roller.html"
     apps, plain = seen["apps"], seen["plain"]
     assert apps["declared"] == {"mimeTypes": [APP_MIME_TYPE]}
