@@ -4,9 +4,9 @@ compared field by field, and nothing unverified handed back."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-import attrs
 import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
@@ -79,11 +79,11 @@ async def test_a_tampered_skill_md_is_refused_and_nothing_else_is_read() -> None
 async def test_a_frontmatter_discrepancy_is_refused() -> None:
     lying = skill()
     frontmatter = {**lying.entry.frontmatter, "description": "Something harmless"}
-    lying.entry = attrs.evolve(lying.entry, frontmatter=frontmatter)
+    lying.entry = dataclasses.replace(lying.entry, frontmatter=frontmatter)
     assert await _load_refused(lying, "frontmatter differs") == [URI]
     typed = skill()
     metadata = {"version": 2.1}  # the file says "2.1", a string
-    typed.entry = attrs.evolve(
+    typed.entry = dataclasses.replace(
         typed.entry, frontmatter={**typed.entry.frontmatter, "metadata": metadata}
     )
     await _load_refused(typed, "differs from the entry's in metadata")
@@ -112,7 +112,7 @@ async def test_unlisted_or_escaping_files_are_verification_failures() -> None:
 
 async def test_dynamic_skills_are_declined_unless_allowed() -> None:
     dynamic = skill()
-    dynamic.entry = attrs.evolve(dynamic.entry, resources=DYNAMIC_RESOURCES)
+    dynamic.entry = dataclasses.replace(dynamic.entry, resources=DYNAMIC_RESOURCES)
     await _load_refused(dynamic, "not verifiable")
     server = skill_server(dynamic)
     with trio.fail_after(WAIT):

@@ -17,13 +17,12 @@ PyYAML comes with the ``skills`` extra.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import re
 from collections.abc import Mapping
 from typing import Any, Final, Literal, final
-
-import attrs
 
 __all__ = [
     "DIRECTORY_MIME_TYPE",
@@ -188,7 +187,7 @@ def same_json(a: Any, b: Any) -> bool:
 
 
 @final
-@attrs.frozen
+@dataclasses.dataclass(frozen=True)
 class SkillFile:
     """One file of a skill as an entry lists it."""
 
@@ -201,12 +200,14 @@ class SkillFile:
 
 
 @final
-@attrs.frozen
+@dataclasses.dataclass(frozen=True)
 class SkillEntry:
     """What ``skills/list`` and ``skills/get`` say about one skill.
 
     ``resources`` is every file (``SKILL.md`` first when a server built it) or
-    ``"dynamic"``.
+    ``"dynamic"``. Read and written with :meth:`from_wire` / :meth:`to_wire`, which check
+    the extension's rules (a dataclass, not an attrs class: the typed converter has no
+    say in an entry's shape).
     """
 
     uri: str
