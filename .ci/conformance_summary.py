@@ -7,6 +7,10 @@ scenario -> spec-version tags), ``conformance/scope.txt`` (which scenarios CI ho
 trimcp to) and ``conformance/expected-failures.yml`` (known failures, each with a reason).
 
 A scenario passes when none of its checks is a FAILURE; WARNINGs are counted and shown.
+In an in-scope scenario a SKIPPED check fails it too (a check that never ran proves
+nothing), unless ``conformance/allowed-skips.yml`` (``--allowed-skips``) lists that check
+of that scenario with the reason the harness cannot observe it; a listed skip that no
+longer happens is stale and fails the run until the line is removed.
 Results of OUT/<mode>-scope (in-scope scenarios run one at a time) take precedence
 over those of OUT/<mode> (the --suite all run). A server pass made at one protocol
 version's wire (``--spec-version V``, for each V of WIRE_TAGS) lives in OUT/server@V;
@@ -64,6 +68,9 @@ class ScenarioResult:
     counts: dict[str, int] = field(default_factory=dict)
     failed_checks: list[str] = field(default_factory=list)
     warned_checks: list[str] = field(default_factory=list)
+    skipped_checks: list[tuple[str, str]] = field(default_factory=list)  # (check name, label)
+    #: In scope only: the SKIPPED checks no allowance covers (each fails the scenario).
+    unallowed_skips: list[str] = field(default_factory=list)
     stamp: str = ""
     client_exit: str | None = None  # client mode: why the client run counts as failed
 
@@ -80,13 +87,28 @@ class ScenarioResult:
         return self.counts.get("WARNING", 0)
 
     @property
+    def skipped(self) -> int:
+        return self.counts.get("SKIPPED", 0)
+
+    @property
     def passed(self) -> bool:
-        return self.failures == 0 and self.client_exit is None
+        return self.failures == 0 and not self.unallowed_skips and self.client_exit is None
 
 
 @dataclass
 class Expected:
     name: str
+    reason: str
+    line: int
+
+
+@dataclass
+class AllowedSkip:
+    """One SKIPPED check allowed in an in-scope scenario: ``scenario`` and the check's
+    ``name`` (the harness's per-check name; several checks may share an ``id``)."""
+
+    scenario: str
+    check: str
     reason: str
     line: int
 
@@ -154,37 +176,59 @@ def parse_scope(text: str, catalogue: dict[str, dict[str, list[str]]]) -> dict[s
     return scope
 
 
-def _parse_key(body: str, number: int) -> tuple[str, bool]:
+def _parse_key(body: str, number: int, what: str = "expected-failures") -> tuple[str, bool]:
     """A top-level `server:` (a list follows) or `server: []` (empty) line."""
     key, _, rest = body.partition(":")
     key, rest = key.strip(), rest.strip()
     if key not in MODES or rest not in ("", "[]"):
-        raise InputError(f"expected-failures line {number}: cannot parse {body!r}")
+        raise InputError(f"{what} line {number}: cannot parse {body!r}")
     return key, rest == ""
 
 
-def parse_expected(text: str) -> dict[str, list[Expected]]:
-    """The tiny YAML subset `server:` / `client:` followed by `- name  # reason` items."""
-    expected: dict[str, list[Expected]] = {mode: [] for mode in MODES}
+def _items(text: str, what: str) -> dict[str, list[tuple[int, str, str]]]:
+    """The tiny YAML subset `server:` / `client:` followed by `- item  # reason` lines:
+    (line number, item, reason) per mode; the reason is required."""
+    items: dict[str, list[tuple[int, str, str]]] = {mode: [] for mode in MODES}
     mode: str | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
         body, reason = _strip_comment(raw)
         if not body:
             continue
         if not raw[0].isspace() and not body.startswith("- "):
-            key, opens_list = _parse_key(body, number)
+            key, opens_list = _parse_key(body, number, what)
             mode = key if opens_list else None
             continue
-        name = body[2:].strip().strip("'\"") if body.startswith("- ") else ""
-        if mode is None or not name or " " in name:
-            raise InputError(f"expected-failures line {number}: cannot parse {raw!r}")
+        item = body[2:].strip().strip("'\"") if body.startswith("- ") else ""
+        if mode is None or not item:
+            raise InputError(f"{what} line {number}: cannot parse {raw!r}")
         if not reason:
-            raise InputError(
-                f"expected-failures line {number}: {name!r} needs a reason (`- name  # why`)"
-            )
-        if any(entry.name == name for entry in expected[mode]):
-            raise InputError(f"expected-failures line {number}: {name!r} is listed twice")
-        expected[mode].append(Expected(name, reason, number))
+            raise InputError(f"{what} line {number}: {item!r} needs a reason (`- item  # why`)")
+        if any(seen == item for _, seen, _ in items[mode]):
+            raise InputError(f"{what} line {number}: {item!r} is listed twice")
+        items[mode].append((number, item, reason))
+    return items
+
+
+def parse_allowed_skips(text: str) -> dict[str, list[AllowedSkip]]:
+    """`- scenario check-name  # reason` items under `server:` / `client:`."""
+    allowed: dict[str, list[AllowedSkip]] = {mode: [] for mode in MODES}
+    for mode, items in _items(text, "allowed-skips").items():
+        for number, item, reason in items:
+            parts = item.split()
+            if len(parts) != 2:
+                raise InputError(f"allowed-skips line {number}: expected `- scenario check-name`")
+            allowed[mode].append(AllowedSkip(parts[0], parts[1], reason, number))
+    return allowed
+
+
+def parse_expected(text: str) -> dict[str, list[Expected]]:
+    """`- name  # reason` items under `server:` / `client:`."""
+    expected: dict[str, list[Expected]] = {mode: [] for mode in MODES}
+    for mode, items in _items(text, "expected-failures").items():
+        for number, name, reason in items:
+            if " " in name:
+                raise InputError(f"expected-failures line {number}: cannot parse {name!r}")
+            expected[mode].append(Expected(name, reason, number))
     return expected
 
 
@@ -226,6 +270,8 @@ def load_results(mode_dir: Path, mode: str) -> dict[str, ScenarioResult]:
                 result.failed_checks.append(label)
             elif status == "WARNING":
                 result.warned_checks.append(label)
+            elif status == "SKIPPED":
+                result.skipped_checks.append((str(check.get("name") or check.get("id")), label))
         previous = results.get(name)
         if previous is None or previous.stamp < stamp:
             results[name] = result
@@ -319,14 +365,44 @@ class ModeVerdict:
     notes: list[str] = field(default_factory=list)
 
 
+def judge_skips(
+    mode: str, results: dict[str, ScenarioResult], scope: set[str], allowed: list[AllowedSkip]
+) -> list[str]:
+    """Mark each in-scope scenario's SKIPPED checks that no allowance covers (they fail
+    it); return the problems of the allowances themselves (out of scope, or stale)."""
+    problems: list[str] = []
+    for allowance in allowed:
+        if allowance.scenario not in scope:
+            raise InputError(
+                f"allowed-skips line {allowance.line}: {allowance.scenario!r} is not an"
+                f" in-scope {mode} scenario"
+            )
+        result = results.get(allowance.scenario)
+        if result is not None and all(n != allowance.check for n, _ in result.skipped_checks):
+            problems.append(
+                f"{allowance.scenario}: allowed-skips.yml line {allowance.line} allows check"
+                f" {allowance.check!r}, which no longer skips: remove the stale entry"
+            )
+    covered = {(a.scenario, a.check) for a in allowed}
+    for name in scope:
+        result = results.get(name)
+        if result is not None:
+            result.unallowed_skips = [
+                label for check, label in result.skipped_checks if (name, check) not in covered
+            ]
+    return problems
+
+
 def judge(
     mode: str,
     results: dict[str, ScenarioResult],
     scope: set[str],
     expected: list[Expected],
     known: dict[str, list[str]],
+    allowed: list[AllowedSkip] | None = None,
 ) -> ModeVerdict:
     verdict = ModeVerdict(mode, results, scope, expected)
+    verdict.problems.extend(judge_skips(mode, results, scope, allowed or []))
     listed = {entry.name: entry for entry in expected}
     for entry in expected:
         base, _, wire = entry.name.partition("@")
@@ -339,7 +415,10 @@ def judge(
         if result is None:
             verdict.problems.append(f"{name}: in scope but produced no checks.json (not run?)")
         elif not result.passed and name not in listed:
-            why = result.client_exit or f"{result.failures} failing checks"
+            why = result.client_exit or (
+                f"{result.failures} failing checks, {len(result.unallowed_skips)} skipped"
+                " checks no allowance covers"
+            )
             verdict.problems.append(f"{name}: FAILED ({why})")
     for name, entry in sorted(listed.items()):
         result = results.get(name)
@@ -375,16 +454,41 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
     return lines
 
 
+def _details(verdict: ModeVerdict, listed: set[str], verbose: bool) -> list[str]:
+    """One line per failing, warned or skipped check of the scenarios worth showing."""
+    lines: list[str] = []
+    for name in sorted(verdict.results):
+        result = verdict.results[name]
+        show = name in verdict.scope or name in listed or verbose
+        if not show or (result.passed and not result.warned_checks and not result.skipped_checks):
+            continue
+        if result.client_exit:
+            lines.append(f"  {name}  CLIENT   {result.client_exit}")
+        for label in result.failed_checks:
+            lines.append(f"  {name}  FAILURE  {label}")
+        for label in result.warned_checks:
+            lines.append(f"  {name}  WARNING  {label}")
+        if name in verdict.scope:
+            for label in result.unallowed_skips:
+                lines.append(f"  {name}  SKIPPED  {label}  (counts as a failure)")
+            allowed = len(result.skipped_checks) - len(result.unallowed_skips)
+            if allowed:
+                lines.append(f"  {name}  SKIPPED  {allowed} check(s) allowed by allowed-skips.yml")
+    return lines
+
+
 def render(verdict: ModeVerdict, known: dict[str, list[str]], verbose: bool) -> list[str]:
     listed = {entry.name for entry in verdict.expected}
-    rows: list[list[str]] = [["scenario", "scope", "result", "checks", "failures", "warnings"]]
-    totals = {"in": [0, 0, 0, 0, 0], "all": [0, 0, 0, 0, 0]}
+    rows: list[list[str]] = [
+        ["scenario", "scope", "result", "checks", "failures", "warnings", "skipped"]
+    ]
+    totals = {"in": [0, 0, 0, 0, 0, 0], "all": [0, 0, 0, 0, 0, 0]}
     for name in sorted(set(verdict.results) | verdict.scope):
         result = verdict.results.get(name)
         in_scope = name in verdict.scope
         marker = "yes" if in_scope else "-"
         if result is None:
-            rows.append([name, marker, "NOT RUN", "-", "-", "-"])
+            rows.append([name, marker, "NOT RUN", "-", "-", "-", "-"])
             continue
         if result.passed:
             outcome = "pass" if name not in listed else "PASS (listed!)"
@@ -398,6 +502,7 @@ def render(verdict: ModeVerdict, known: dict[str, list[str]], verbose: bool) -> 
                 str(result.checks),
                 str(result.failures),
                 str(result.warnings),
+                str(result.skipped),
             ]
         )
         for key in ("in", "all") if in_scope else ("all",):
@@ -407,27 +512,18 @@ def render(verdict: ModeVerdict, known: dict[str, list[str]], verbose: bool) -> 
             bucket[2] += result.checks
             bucket[3] += result.failures
             bucket[4] += result.warnings
+            bucket[5] += result.skipped
     lines = [f"=== conformance {verdict.mode} mode ===", *_table(rows), ""]
     for key, label in (("in", "in scope"), ("all", "all run")):
-        run, passed, checks, failures, warnings = totals[key]
+        run, passed, checks, failures, warnings, skipped = totals[key]
         denominator = len(verdict.scope) if key == "in" else run
         not_run = f", {denominator - run} not run" if denominator > run else ""
         lines.append(
             f"{verdict.mode} {label}: {passed}/{denominator} scenarios passed{not_run},"
-            f" {checks} checks, {failures} failures, {warnings} warnings"
+            f" {checks} checks, {failures} failures, {warnings} warnings, {skipped} skipped"
         )
     lines.append("")
-    for name in sorted(verdict.results):
-        result = verdict.results[name]
-        show = name in verdict.scope or name in listed or verbose
-        if not show or (result.passed and not result.warned_checks):
-            continue
-        if result.client_exit:
-            lines.append(f"  {name}  CLIENT   {result.client_exit}")
-        for label in result.failed_checks:
-            lines.append(f"  {name}  FAILURE  {label}")
-        for label in result.warned_checks:
-            lines.append(f"  {name}  WARNING  {label}")
+    lines.extend(_details(verdict, listed, verbose))
     if known and verbose:
         lines.append(f"({len(known)} {verdict.mode} scenarios in this harness)")
     return lines
@@ -449,6 +545,9 @@ def run(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--list", type=Path, required=True, help="`conformance list` output")
     parser.add_argument("--scope", type=Path, required=True, help="conformance/scope.txt")
     parser.add_argument("--expected", type=Path, required=True, help="expected-failures.yml")
+    parser.add_argument(
+        "--allowed-skips", type=Path, help="allowed-skips.yml (none: every skip in scope fails)"
+    )
     parser.add_argument(
         "--modes",
         default="server,client",
@@ -473,11 +572,18 @@ def run(argv: Iterable[str] | None = None) -> int:
             print("\n".join(sorted(scope[args.print_scope])))
             return 0
         expected = parse_expected(_read(args.expected, "expected failures"))
+        allowed = (
+            parse_allowed_skips(_read(args.allowed_skips, "allowed skips"))
+            if args.allowed_skips is not None
+            else {mode: [] for mode in MODES}
+        )
         verdicts = []
         for mode in modes:
             refuses = frozenset(scope[REFUSES]) if mode == "client" else frozenset()
             results, notes = load_mode(args.out, mode, scope[mode], refuses)
-            verdict = judge(mode, results, scope[mode], expected[mode], catalogue[mode])
+            verdict = judge(
+                mode, results, scope[mode], expected[mode], catalogue[mode], allowed[mode]
+            )
             verdict.notes[:0] = notes
             verdicts.append(verdict)
     except InputError as exc:

@@ -29,6 +29,9 @@ stateless era (2026-07-28) to a server that answers it, or falls back to
   pre-registered credentials when the context has them and a client ID metadata
   document URL otherwise. A refused authorization exits with status 1, which the
   scenarios that expect a refusal allow.
+* ``sep-2640-client-no-prefetch``: list the skills; no skill file is read.
+* ``sep-2640-client-verify-{digest,size,frontmatter}``: load the listed skill, whose
+  ``SKILL.md`` fails verification: the load is refused and no supporting file is read.
 
 An unknown scenario exits with status 1.
 """
@@ -238,6 +241,32 @@ async def authorized(url: str) -> None:
             print(tool.name, "->", result.content)
 
 
+async def skills_catalogue(url: str) -> None:
+    """A host building its skill registry: the listing only, no file is read."""
+    async with client(url) as c:
+        for entry in await c.list_all_skills():
+            print("skill:", entry.name, "-", entry.description, f"<{entry.uri}>")
+
+
+async def skills_load(url: str) -> None:
+    """A host loading the first listed skill, then the file its SKILL.md points to.
+
+    The harness serves a SKILL.md that fails verification (digest, size or frontmatter):
+    loading raises, nothing of it is used, and no supporting file is read."""
+    async with client(url) as c:
+        entries = await c.list_all_skills()
+        if not entries:
+            print("no skills listed")
+            return
+        try:
+            skill = await c.load_skill(entries[0])
+        except trimcp.SkillVerificationError as exc:
+            print("refused:", exc)
+            return
+        print("loaded:", skill.name)
+        print(await skill.read_text("references/FORMS.md"))
+
+
 SCENARIOS: dict[str, Scenario] = {
     "initialize": initialize,
     "tools_call": tools_call,
@@ -250,6 +279,10 @@ SCENARIOS: dict[str, Scenario] = {
     "http-custom-headers": custom_headers,
     "http-invalid-tool-headers": invalid_tool_headers,
     "json-schema-ref-no-deref": ref_no_deref,
+    "sep-2640-client-no-prefetch": skills_catalogue,
+    "sep-2640-client-verify-digest": skills_load,
+    "sep-2640-client-verify-size": skills_load,
+    "sep-2640-client-verify-frontmatter": skills_load,
 }
 
 

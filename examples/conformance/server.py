@@ -3,7 +3,7 @@
 Run it with ``trimcp serve examples/conformance/server.py --http 127.0.0.1:PORT`` (or
 ``python examples/conformance/server.py PORT``), then point the harness at
 ``http://127.0.0.1:PORT/mcp``. It exposes the tools the harness's server scenarios call
-and the resources, prompts and completion they read.
+and the resources, prompts, completion and skills they read.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import base64
 import json
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any
 
 import trio
@@ -25,6 +26,11 @@ PNG = (
 WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 
 server = trimcp.Server("trimcp-conformance", version="1.0.0")
+
+# The skills extension (SEP-2640): one skill with supporting files and subdirectories,
+# for the sep-2640-skills-* scenarios (skills/list, skills/get, the SKILL.md resource
+# and resources/directory/read).
+server.add_skill(Path(__file__).resolve().parent.parent / "skills" / "pdf-processing")
 
 
 @server.tool()

@@ -6,8 +6,11 @@ the layers (``wire`` ← ``protocol`` ← ``binding`` ← ``dispatch`` ← ``nur
 """
 
 from trimcp.binding import ArgumentsError as ArgumentsError
+from trimcp.client import AppView as AppView
 from trimcp.client import Client as Client
 from trimcp.client import InputRoundsExceeded as InputRoundsExceeded
+from trimcp.client import LoadedSkill as LoadedSkill
+from trimcp.client import SkillVerificationError as SkillVerificationError
 from trimcp.client import Subscription as Subscription
 from trimcp.client import open_client as open_client
 from trimcp.dispatch import ConnectionClosedError as ConnectionClosedError
@@ -77,6 +80,9 @@ from trimcp.protocol import (
     SamplingMessage as SamplingMessage,
 )
 from trimcp.protocol import (
+    SkillEntry as SkillEntry,
+)
+from trimcp.protocol import (
     TextContent as TextContent,
 )
 from trimcp.protocol import (
@@ -93,6 +99,7 @@ from trimcp.server import CapabilityError as CapabilityError
 from trimcp.server import McpLogHandler as McpLogHandler
 from trimcp.server import RequestStateSealer as RequestStateSealer
 from trimcp.server import Server as Server
+from trimcp.server import Skill as Skill
 from trimcp.server import ToolContext as ToolContext
 from trimcp.server import ToolError as ToolError
 from trimcp.server import asgi_app as asgi_app
@@ -100,6 +107,7 @@ from trimcp.server import close_sse_stream as close_sse_stream
 from trimcp.server import serve_http as serve_http
 from trimcp.server import serve_stdio as serve_stdio
 from trimcp.server import serve_websocket as serve_websocket
+from trimcp.transports import legacy_sse as legacy_sse
 from trimcp.transports import stdio_command as stdio_command
 from trimcp.transports import streamable_http as streamable_http
 from trimcp.transports import websocket as websocket
@@ -110,6 +118,7 @@ from trimcp.transports.websocket import WebSocketLimits as WebSocketLimits
 __version__ = "0.1.0"
 
 __all__ = [
+    "AppView",
     "ArgumentsError",
     "AudioContent",
     "BackgroundContext",
@@ -130,6 +139,7 @@ __all__ = [
     "HttpServerLimits",
     "ImageContent",
     "InputRoundsExceeded",
+    "LoadedSkill",
     "McpError",
     "McpLogHandler",
     "Middlewares",
@@ -146,6 +156,9 @@ __all__ = [
     "SamplingMessage",
     "Server",
     "SessionLimits",
+    "Skill",
+    "SkillEntry",
+    "SkillVerificationError",
     "Subscription",
     "TextContent",
     "TextResourceContents",
@@ -159,6 +172,7 @@ __all__ = [
     "asgi_app",
     "close_sse_stream",
     "detach_for_background",
+    "legacy_sse",
     "open_client",
     "serve_http",
     "serve_stdio",

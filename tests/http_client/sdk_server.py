@@ -1,8 +1,9 @@
 """The official Python SDK's Streamable HTTP server, as a peer for interop tests.
 
-Run as ``python sdk_server.py [json]``: binds 127.0.0.1 on a free port, prints
+Run as ``python sdk_server.py [json|sse]``: binds 127.0.0.1 on a free port, prints
 ``PORT <n>`` on stdout once listening, and serves until killed. With ``json`` the server
-answers POSTs with JSON bodies instead of SSE streams.
+answers POSTs with JSON bodies instead of SSE streams; with ``sse`` it serves only the
+2024-11-05 HTTP+SSE transport (``GET /sse``, ``POST /messages/``: ``mcp.server.sse``).
 """
 
 from __future__ import annotations
@@ -85,7 +86,10 @@ async def ask(ctx: Context) -> str:
 
 async def main() -> None:
     json_response = "json" in sys.argv[1:]
-    app = server.streamable_http_app(json_response=json_response, host="127.0.0.1")
+    if "sse" in sys.argv[1:]:
+        app = server.sse_app(host="127.0.0.1")
+    else:
+        app = server.streamable_http_app(json_response=json_response, host="127.0.0.1")
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)

@@ -77,18 +77,20 @@ async def test_cancelled_call(sse_url: str) -> None:
             assert text(await client.call_tool("add", {"a": 1, "b": 1})) == "sum=2"
 
 
-async def test_sampling_and_elicitation_on_the_request_stream(sse_url: str) -> None:
-    async def sampling(
-        _ctx: HandlerContext, params: trimcp.CreateMessageParams
-    ) -> trimcp.CreateMessageResult:
-        prompt = params.messages[0].content
-        assert isinstance(prompt, trimcp.TextContent)
-        return trimcp.CreateMessageResult(
-            role="assistant",
-            content=trimcp.TextContent(text=prompt.text.upper()),
-            model="fake-llm",
-        )
+async def sampling(
+    _ctx: HandlerContext, params: trimcp.CreateMessageParams
+) -> trimcp.CreateMessageResult:
+    """A fake LLM that shouts the prompt back."""
+    prompt = params.messages[0].content
+    assert isinstance(prompt, trimcp.TextContent)
+    return trimcp.CreateMessageResult(
+        role="assistant",
+        content=trimcp.TextContent(text=prompt.text.upper()),
+        model="fake-llm",
+    )
 
+
+async def test_sampling_and_elicitation_on_the_request_stream(sse_url: str) -> None:
     async def elicitation(_ctx: HandlerContext, params: trimcp.ElicitParams) -> trimcp.ElicitResult:
         assert params.message == "Who are you?"
         assert "name" in params.requested_schema["properties"]
@@ -110,3 +112,40 @@ async def test_json_response_mode(json_url: str) -> None:
         async with trimcp.open_client(trimcp.streamable_http(json_url), era="handshake") as client:
             assert text(await client.call_tool("add", {"a": 1, "b": 2})) == "sum=3"
             await client.ping()
+
+
+@pytest.fixture(scope="module")
+def legacy_url() -> Iterator[str]:
+    for url in _start("sse"):
+        yield url.removesuffix("/mcp") + "/sse"
+
+
+async def test_http_sse_server_of_2024_11_05_through_the_fallback(legacy_url: str) -> None:
+    """The SDK's ``mcp.server.sse`` has no Streamable HTTP endpoint: POST /sse is 405, so
+    ``streamable_http`` falls back to GET /sse and its endpoint event, in either era
+    setting; answers, progress and reverse calls all travel on the one SSE stream."""
+
+    seen: list[float] = []
+
+    async def on_progress(progress: float, _total: float | None, _message: str | None) -> None:
+        seen.append(progress)
+
+    for era in ("auto", "handshake"):
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(
+                trimcp.streamable_http(legacy_url),
+                sampling=sampling,
+                era=era,  # type: ignore[arg-type]
+            ) as client:
+                assert client.session.channel.legacy.active  # type: ignore[attr-defined]
+                assert text(await client.call_tool("add", {"a": 1, "b": 2})) == "sum=3"
+                assert text(await client.call_tool("sample", {"prompt": "abc"})) == "llm said: ABC"
+                await client.call_tool("progress", {"steps": 2}, on_progress=on_progress)
+                with trio.move_on_after(0.2) as scope:  # cancelled: the server is told
+                    await client.call_tool("sleepy", {"seconds": 30})
+                assert scope.cancelled_caught
+                await client.ping()
+    assert seen == [1, 2, 1, 2]
+    with trio.fail_after(WAIT):
+        async with trimcp.open_client(trimcp.legacy_sse(legacy_url), era="handshake") as client:
+            assert text(await client.call_tool("add", {"a": 2, "b": 2})) == "sum=4"

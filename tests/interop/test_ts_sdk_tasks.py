@@ -9,35 +9,16 @@ fetches and cancels tasks, and prints what it saw as one JSON object.
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from pathlib import Path
 
-import trio
-
-from ._node import NODE_DIR, SDK, node_env, require_node
+from ._node import SDK, require_node, run_node_script
 
 SERVER = Path(__file__).parent / "task_server.py"
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 async def test_the_typescript_sdk_client_drives_a_trimcp_task() -> None:
-    node = require_node(SDK)
-    env = node_env()
-    env["PYTHONPATH"] = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
-    with trio.fail_after(60):
-        done = await trio.run_process(
-            [node, str(NODE_DIR / "drive_task.mjs"), sys.executable, str(SERVER)],
-            cwd=NODE_DIR,
-            env=env,
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-        )
-    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
-    seen = json.loads(done.stdout.decode().strip().splitlines()[-1])
-    assert "fatal" not in seen, seen["fatal"]
+    seen = await run_node_script(require_node(SDK), "drive_task.mjs", sys.executable, str(SERVER))
     assert seen["serverTasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
     assert seen["taskSupport"] == {"plan": "required", "wait_forever": "optional"}
     task_id = seen["created"]["taskId"]

@@ -1,6 +1,7 @@
 """The client: typed calls, pagination, handlers for the server's reverse calls, and the
 tasks extension."""
 
+from ._apps import AppView as AppView
 from ._client import Client as Client
 from ._client import ElicitationHandler as ElicitationHandler
 from ._client import LoggingHandler as LoggingHandler
@@ -31,6 +32,10 @@ from ._resources import ResourcesChangedHandler as ResourcesChangedHandler
 from ._resources import ResourceUpdatedHandler as ResourceUpdatedHandler
 from ._roots import RootList as RootList
 from ._sampling import Sampling as Sampling
+from ._skills import DirectoryPage as DirectoryPage
+from ._skills import LoadedSkill as LoadedSkill
+from ._skills import SkillList as SkillList
+from ._skills import SkillVerificationError as SkillVerificationError
 from ._tasks import InputResponder as InputResponder
 from ._tasks import Requester as Requester
 from ._tasks import TaskCalls as TaskCalls
@@ -42,8 +47,10 @@ __all__ = [
     "DEFAULT_MAX_INPUT_ROUNDS",
     "MAX_COMPLETED_IDS",
     "MAX_OUTPUT_SCHEMAS",
+    "AppView",
     "Client",
     "CoreTaskCalls",
+    "DirectoryPage",
     "Elicitation",
     "ElicitationForm",
     "ElicitationHandler",
@@ -56,6 +63,7 @@ __all__ = [
     "FormSchemaError",
     "InputResponder",
     "InputRoundsExceeded",
+    "LoadedSkill",
     "LoggingHandler",
     "OutputSchemaError",
     "OutputSchemas",
@@ -66,6 +74,8 @@ __all__ = [
     "RootsHandler",
     "Sampling",
     "SamplingHandler",
+    "SkillList",
+    "SkillVerificationError",
     "Subscription",
     "TaskCalls",
     "TaskCancelledError",

@@ -30,6 +30,7 @@ from trimcp.nursery import (
 from trimcp.protocol import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
+    UI_EXTENSION,
     CallToolResult,
     ClientCapabilities,
     CompleteResult,
@@ -50,10 +51,12 @@ from trimcp.protocol import (
     declares_tool_tasks,
     supports,
     tasks_required_by,
+    ui_client_capability,
 )
 from trimcp.transports import ClientTransport
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, Message
 
+from ._apps import AppCalls
 from ._capabilities import fit_client_capabilities
 from ._core_tasks import CoreTaskCalls, TaskStatusWatch
 from ._elicitation import Elicitation, install_elicitation
@@ -69,6 +72,7 @@ from ._resources import (
 )
 from ._roots import RootList, RootsCalls, RootsHandler, install_roots, roots_capability
 from ._sampling import Sampling, SamplingHandler, install_sampling
+from ._skills import SkillCalls
 
 __all__ = [
     "Client",
@@ -87,7 +91,7 @@ MAX_PAGES = 10_000
 
 
 @final
-class Client(ResourceCalls, ListenCalls, RootsCalls):
+class Client(ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls):
     """A connected, initialized MCP client. Made by :func:`open_client`."""
 
     def __init__(
@@ -373,6 +377,7 @@ async def open_client(
     era: EraChoice = "auto",
     discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
     max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+    apps: bool = False,
 ) -> AsyncIterator[Client]:
     """Connect, initialize, and yield a :class:`Client` for the ``async with`` block.
 
@@ -398,6 +403,9 @@ async def open_client(
       max_input_rounds: input rounds (MRTR) one call may take; see ``_mrtr``.
       on_tools_list_changed: receives ``notifications/tools/list_changed`` (the cached
         output schemas are forgotten first).
+      apps: declare MCP Apps (``io.modelcontextprotocol/ui`` with the app MIME type):
+        this client renders app views, so servers list their tools' UI metadata; see
+        :mod:`trimcp.client._apps`.
     """
     info = Implementation(name=name, version=version)
     registry = _client_registry(on_log)
@@ -414,6 +422,7 @@ async def open_client(
             sampling=install_sampling(registry, sampling),
             elicitation=elicit.capability() if elicit is not None else None,
             roots=roots_capability(root_list),
+            extensions={UI_EXTENSION: ui_client_capability()} if apps else None,
         ),
     )
     era_state = EraState(info, capabilities)

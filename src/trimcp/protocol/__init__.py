@@ -5,6 +5,15 @@ Pure data: no I/O, no trio, no converter. :mod:`trimcp.binding` turns these clas
 wire JSON and back.
 """
 
+from ._apps import APP_MIME_TYPE as APP_MIME_TYPE
+from ._apps import LEGACY_RESOURCE_URI_META as LEGACY_RESOURCE_URI_META
+from ._apps import UI_EXTENSION as UI_EXTENSION
+from ._apps import UI_SCHEME as UI_SCHEME
+from ._apps import VISIBILITIES as VISIBILITIES
+from ._apps import supports_apps as supports_apps
+from ._apps import tool_ui_uri as tool_ui_uri
+from ._apps import tool_visibility as tool_visibility
+from ._apps import ui_client_capability as ui_client_capability
 from ._capabilities import ClientCapabilities as ClientCapabilities
 from ._capabilities import ElicitationCapability as ElicitationCapability
 from ._capabilities import PromptsCapability as PromptsCapability
@@ -119,6 +128,23 @@ from ._sampling_tools import TOOL_CHOICE_MODES as TOOL_CHOICE_MODES
 from ._sampling_tools import blocks_of as blocks_of
 from ._sampling_tools import tool_turn_problem as tool_turn_problem
 from ._sampling_tools import uses_sampling_tools as uses_sampling_tools
+from ._skills import DIRECTORY_MIME_TYPE as DIRECTORY_MIME_TYPE
+from ._skills import DYNAMIC_RESOURCES as DYNAMIC_RESOURCES
+from ._skills import MAX_SKILL_BYTES as MAX_SKILL_BYTES
+from ._skills import MAX_SKILL_RESOURCES as MAX_SKILL_RESOURCES
+from ._skills import SKILL_FILE as SKILL_FILE
+from ._skills import SKILL_MIME_TYPE as SKILL_MIME_TYPE
+from ._skills import SKILLS_EXTENSION as SKILLS_EXTENSION
+from ._skills import FrontmatterError as FrontmatterError
+from ._skills import SkillEntry as SkillEntry
+from ._skills import SkillEntryError as SkillEntryError
+from ._skills import SkillFile as SkillFile
+from ._skills import parse_frontmatter as parse_frontmatter
+from ._skills import same_json as same_json
+from ._skills import sha256_digest as sha256_digest
+from ._skills import skill_name_of as skill_name_of
+from ._skills import skill_root_of as skill_root_of
+from ._skills import valid_skill_name as valid_skill_name
 from ._tasks import TASK_METHODS as TASK_METHODS
 from ._tasks import TASK_RESULT_TYPE as TASK_RESULT_TYPE
 from ._tasks import TASKS_EXTENSION as TASKS_EXTENSION
@@ -139,19 +165,28 @@ from ._tools import ToolExecution as ToolExecution
 
 __all__ = [
     "ALL_VERSIONS",
+    "APP_MIME_TYPE",
     "CLIENT_CAPABILITIES_META",
     "CLIENT_INFO_META",
     "CORE_TASK_METHODS",
     "DESCRIPTION",
+    "DIRECTORY_MIME_TYPE",
+    "DYNAMIC_RESOURCES",
     "EXTRA_KEYS",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
     "LATEST_VERSION",
+    "LEGACY_RESOURCE_URI_META",
     "LOG_LEVEL_META",
     "MAX_COMPLETION_VALUES",
+    "MAX_SKILL_BYTES",
+    "MAX_SKILL_RESOURCES",
     "PROTOCOL_VERSION_META",
     "RELATED_TASK_META",
     "SERVER_INFO_META",
+    "SKILLS_EXTENSION",
+    "SKILL_FILE",
+    "SKILL_MIME_TYPE",
     "STATELESS_VERSIONS",
     "SUBSCRIPTION_ID_META",
     "TASKS_EXTENSION",
@@ -161,6 +196,9 @@ __all__ = [
     "TERMINAL_STATUSES",
     "TOOL_CHOICE_MODES",
     "TRACE_META_KEYS",
+    "UI_EXTENSION",
+    "UI_SCHEME",
+    "VISIBILITIES",
     "WIRE_NAME",
     "Annotations",
     "AudioContent",
@@ -190,6 +228,7 @@ __all__ = [
     "EmbeddedResource",
     "Era",
     "Feature",
+    "FrontmatterError",
     "GetPromptParams",
     "GetPromptResult",
     "Icon",
@@ -238,6 +277,9 @@ __all__ = [
     "SamplingMessage",
     "ServerCapabilities",
     "SetLevelParams",
+    "SkillEntry",
+    "SkillEntryError",
+    "SkillFile",
     "SubscribeParams",
     "Task",
     "TaskMetadata",
@@ -261,12 +303,22 @@ __all__ = [
     "is_stateless_request",
     "method_available",
     "negotiate_version",
+    "parse_frontmatter",
     "read_request_meta",
     "related_task_meta",
+    "same_json",
+    "sha256_digest",
+    "skill_name_of",
+    "skill_root_of",
     "supports",
+    "supports_apps",
     "tasks_required_by",
     "tasks_required_data",
     "tool_turn_problem",
+    "tool_ui_uri",
+    "tool_visibility",
+    "ui_client_capability",
     "unsupported_version",
     "uses_sampling_tools",
+    "valid_skill_name",
 ]

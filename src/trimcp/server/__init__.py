@@ -19,6 +19,7 @@ from ._server import Server as Server
 from ._shutdown import DEFAULT_ABANDON_AFTER as DEFAULT_ABANDON_AFTER
 from ._shutdown import DEFAULT_SHUTDOWN_GRACE as DEFAULT_SHUTDOWN_GRACE
 from ._shutdown import ShutdownControl as ShutdownControl
+from ._skills import Skill as Skill
 from ._stateless import CachePolicy as CachePolicy
 from ._stdio import serve_stdio as serve_stdio
 from ._task_job import TaskToolContext as TaskToolContext
@@ -50,6 +51,7 @@ __all__ = [
     "RequestStateSealer",
     "Server",
     "ShutdownControl",
+    "Skill",
     "TaskStore",
     "TaskToolContext",
     "ToolContext",

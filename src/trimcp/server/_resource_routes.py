@@ -35,6 +35,7 @@ from ._context import ToolContext
 from ._downgrade import fit_annotations, fit_read_result
 from ._pagination import page_result, paginate
 from ._resources import ResourceRegistry, resource_not_found
+from ._skills import SkillRegistry
 from ._subscriptions import SubscriptionHub
 
 __all__ = ["ResourceRoutes"]
@@ -68,6 +69,7 @@ class ResourceRoutes:
 
     resources: ResourceRegistry
     declared_scopes: ScopeTable
+    skills: SkillRegistry
     declare_resources: bool
     page_size: int
     subscriptions: SubscriptionHub
@@ -167,7 +169,7 @@ class ResourceRoutes:
 
     def resources_capability(self) -> ResourcesCapability | None:
         """The ``resources`` capability this server declares, if any."""
-        if len(self.resources) or self.declare_resources:
+        if len(self.resources) or len(self.skills) or self.declare_resources:
             return ResourcesCapability(subscribe=True, list_changed=True)
         return None
 
@@ -194,7 +196,8 @@ class ResourceRoutes:
         return page, next_cursor
 
     async def _list_resources(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        page, next_cursor = self._page(ctx, params, "resources", self.resources.resources())
+        listed = [*self.resources.resources(), *self.skills.skill_resources()]
+        page, next_cursor = self._page(ctx, params, "resources", listed)
         return page_result("resources", [_to_wire(r, ctx) for r in page], next_cursor)
 
     async def _list_resource_templates(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
@@ -205,7 +208,9 @@ class ResourceRoutes:
         self, ctx: HandlerContext, params: ReadResourceParams
     ) -> dict[str, Any]:
         self._require(ctx)
-        result = await self.resources.read(ToolContext(ctx), params.uri)
+        result = self.skills.read(params.uri)
+        if result is None:
+            result = await self.resources.read(ToolContext(ctx), params.uri)
         return fit_read_result(ctx.session.protocol_version, result)
 
     async def _subscribe_resource(

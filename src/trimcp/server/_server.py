@@ -10,7 +10,7 @@ handlers find their session through their context, so nothing is copied per sess
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, final, overload
@@ -48,6 +48,7 @@ from trimcp.protocol import (
 from trimcp.transports import memory_channel_pair
 from trimcp.wire import METHOD_NOT_FOUND
 
+from ._apps import AppRoutes, tool_ui_meta
 from ._auth import AuthGate, ScopeTable, guard, principal_identity
 from ._completion import CompletionRegistry
 from ._context import ToolContext
@@ -60,6 +61,8 @@ from ._request_state import RequestStateSealer
 from ._resource_routes import ResourceRoutes
 from ._resources import ResourceRegistry
 from ._shutdown import DEFAULT_ABANDON_AFTER, DEFAULT_SHUTDOWN_GRACE, ShutdownControl
+from ._skill_routes import SkillRoutes
+from ._skills import SkillRegistry
 from ._stateless import CachePolicy, EraFront
 from ._subscriptions import DEFAULT_MAX_LISTENERS, SubscriptionHub
 from ._task_host import TaskHost
@@ -78,7 +81,7 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
 @final
-class Server(ResourceRoutes, PromptRoutes):
+class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
     """An MCP server.
 
     Args:
@@ -150,6 +153,8 @@ class Server(ResourceRoutes, PromptRoutes):
         self.tools = ToolRegistry(partial(self._list_changed, "tools"))
         self.declare_resources = declare_resources
         self.resources = ResourceRegistry(partial(self._list_changed, "resources"))
+        self.skills = SkillRegistry(partial(self._list_changed, "resources"))
+        self.app_views: set[str] = set()
         self.declare_prompts = declare_prompts
         self.prompts = PromptRegistry(partial(self._list_changed, "prompts"))
         self.completions = CompletionRegistry(self.prompts)
@@ -193,6 +198,8 @@ class Server(ResourceRoutes, PromptRoutes):
         task_support: TaskSupport = "forbidden",
         task_handoff: TaskHandoff = "start",
         scopes: Iterable[str] | None = None,
+        ui: str | None = None,
+        visibility: Sequence[str] | None = None,
     ) -> Callable[[F], F]: ...
     def tool(self, fn: Any = None, /, **options: Any) -> Any:  # type: ignore[misc]
         """Register an ``async def`` as a tool (decorator, with or without options).
@@ -206,11 +213,17 @@ class Server(ResourceRoutes, PromptRoutes):
         (:mod:`trimcp.server._core_tasks`), or a task of the stateless-era tasks
         extension, from its start or from ``ctx.begin_task()`` (``task_handoff``;
         :mod:`trimcp.server._tasks`). With authorization, ``scopes`` are the OAuth
-        scopes a call needs (403 ``insufficient_scope`` naming them otherwise).
+        scopes a call needs (403 ``insufficient_scope`` naming them otherwise). ``ui``
+        names the tool's MCP Apps view (a ``ui://`` resource registered with
+        :meth:`app`) and ``visibility`` who may call it (``"model"``, ``"app"``); see
+        :mod:`trimcp.server._apps`.
         """
         support = options.pop("task_support", "forbidden")
         handoff = options.pop("task_handoff", "start")
         scopes = options.pop("scopes", None)
+        options["meta"] = tool_ui_meta(
+            options.get("meta"), options.pop("ui", None), options.pop("visibility", None)
+        )
 
         def register(func: F) -> F:
             registered = self.tools.add(func, **options)
@@ -240,6 +253,11 @@ class Server(ResourceRoutes, PromptRoutes):
             prompts=prompts,
             completions=completions,
             tasks=None if version is None else self.task_runner.core_capability(version),
+            extensions={
+                **(self.skills_capability() or {}),
+                **self.apps_capability(self.tools.ordered()),
+            }
+            or None,
         )
 
     def _list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None:
@@ -274,6 +292,7 @@ class Server(ResourceRoutes, PromptRoutes):
             "tools/list": (self._list_tools, None),
             "tools/call": (self._call_tool, None),
             **self.resource_routes(),
+            **self.skill_routes(),
             **self.task_runner.routes(),
             "prompts/list": (self._list_prompts, None),
             "prompts/get": (self._get_prompt, GetPromptParams),
@@ -329,11 +348,17 @@ class Server(ResourceRoutes, PromptRoutes):
         if ctx.session.server_capabilities.tools is None:
             raise McpError(METHOD_NOT_FOUND, "Method not found: tools/list")
         cursor = params.get("cursor") if isinstance(params, dict) else None
-        page, next_cursor = paginate("tools", self.tools.ordered(), cursor, self.page_size)
+        extensions = ctx.session.client_capabilities.extensions
+        listed = self.tools_for(extensions, self.tools.ordered())
+        page, next_cursor = paginate("tools", listed, cursor, self.page_size)
         version = ctx.session.protocol_version or HANDSHAKE_VERSIONS[-1]
-        listed = self.task_runner.listed
-        tools = [listed(tool.tool.name, tool.to_wire(version), version) for tool in page]
-        return page_result("tools", tools, next_cursor)
+        wire = [
+            self.task_runner.listed(
+                tool.tool.name, self.tool_wire_for(extensions, tool.to_wire(version)), version
+            )
+            for tool in page
+        ]
+        return page_result("tools", wire, next_cursor)
 
     def _call_tool(self, ctx: HandlerContext, params: Any) -> Awaitable[dict[str, Any]]:
         # A plain function handing back the call's awaitable: no frame of its own while

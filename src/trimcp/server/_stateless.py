@@ -69,6 +69,8 @@ CACHEABLE: Final = frozenset(
         "resources/list",
         "resources/templates/list",
         "resources/read",
+        "skills/list",
+        "skills/get",
     }
 )
 """Results that must carry ``ttlMs`` and ``cacheScope`` (``server/utilities/caching``)."""

@@ -10,6 +10,7 @@ from ._stdio import stdio_command as stdio_command
 from ._stream import DEFAULT_RECEIVE_SIZE as DEFAULT_RECEIVE_SIZE
 from ._stream import StreamChannel as StreamChannel
 from .http import StreamableHttp as StreamableHttp
+from .http import legacy_sse as legacy_sse
 from .http import streamable_http as streamable_http
 from .websocket import WebSocketLimits as WebSocketLimits
 from .websocket import WebSocketTransport as WebSocketTransport
@@ -25,6 +26,7 @@ __all__ = [
     "StreamableHttp",
     "WebSocketLimits",
     "WebSocketTransport",
+    "legacy_sse",
     "memory_channel_pair",
     "open_stdio_channel",
     "stdio_command",

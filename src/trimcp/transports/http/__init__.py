@@ -8,6 +8,7 @@ from ._auth import AuthRequest as AuthRequest
 from ._client import HeadersHook as HeadersHook
 from ._client import HttpRequestInfo as HttpRequestInfo
 from ._client import StreamableHttp as StreamableHttp
+from ._client import legacy_sse as legacy_sse
 from ._client import streamable_http as streamable_http
 from ._client_auth import AuthorizationError as AuthorizationError
 from ._client_auth import AuthResponse as AuthResponse
@@ -56,6 +57,7 @@ __all__ = [
     "decode_header_value",
     "fetch",
     "is_loopback",
+    "legacy_sse",
     "serve_h11",
     "streamable_http",
 ]

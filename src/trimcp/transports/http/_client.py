@@ -17,7 +17,7 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, nullcontext
-from typing import final
+from typing import Any, Literal, final
 
 import attrs
 import trio
@@ -29,7 +29,7 @@ from ._client_channel import HttpClientChannel
 from ._client_conn import ConnectionPool, parse_url
 from ._client_hooks import HeadersHook, HttpRequestInfo
 
-__all__ = ["HeadersHook", "HttpRequestInfo", "StreamableHttp", "streamable_http"]
+__all__ = ["HeadersHook", "HttpRequestInfo", "StreamableHttp", "legacy_sse", "streamable_http"]
 
 
 @final
@@ -91,9 +91,15 @@ class StreamableHttp:
     ``Authorization``/``DPoP`` headers are then dropped (see ``_client_auth``)."""
     max_auth_retries: int = 4
     """Times one request is re-sent after authorization challenges, at most."""
+    legacy_sse: Literal["fallback", "always", "never"] = "fallback"
+    """The 2024-11-05 HTTP+SSE transport (``_client_legacy``): ``"fallback"`` tries it
+    when the first ``initialize`` POST is answered 400, 404 or 405 (the spec's
+    backwards-compatibility procedure); ``"always"`` speaks only it; ``"never"``."""
 
     def __attrs_post_init__(self) -> None:
         parse_url(self.url)  # fail early on a bad URL
+        if self.legacy_sse not in ("fallback", "always", "never"):
+            raise ValueError(f"legacy_sse must be fallback, always or never: {self.legacy_sse!r}")
         if self.max_connections < 1 or self.max_queued < 1 or self.max_connecting < 1:
             raise ValueError("max_connections, max_connecting and max_queued must be at least 1")
         if self.max_auth_retries < 0:
@@ -143,8 +149,13 @@ def streamable_http(
     close_timeout: float = 2.0,
     reinitialize: bool = True,
     auth: HttpAuth | None = None,
+    legacy_sse: Literal["fallback", "always", "never"] = "fallback",
 ) -> StreamableHttp:
     """Describe a Streamable HTTP server at ``url``; pass it to ``open_client``.
+
+    A server that answers the first ``initialize`` with 400, 404 or 405 is tried as a
+    2024-11-05 HTTP+SSE server (GET ``url`` for its ``endpoint`` event), unless
+    ``legacy_sse="never"``.
 
     More options are on :class:`StreamableHttp`. A 404 on the session starts a new one
     transparently (at most ``max_reinitializations``, 3, per minute): the request that got
@@ -167,4 +178,12 @@ def streamable_http(
         close_timeout=close_timeout,
         reinitialize=reinitialize,
         auth=auth,
+        legacy_sse=legacy_sse,
     )
+
+
+def legacy_sse(url: str, **options: Any) -> StreamableHttp:
+    """Describe a 2024-11-05 HTTP+SSE server whose SSE endpoint is ``url`` (``.../sse``):
+    the client GETs it for the ``endpoint`` event and never tries Streamable HTTP.
+    ``options`` are those of :class:`StreamableHttp`."""
+    return StreamableHttp(url=url, **{"listen": False, **options, "legacy_sse": "always"})

@@ -50,6 +50,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, final
 
+import attrs
 import h11
 import trio
 
@@ -71,6 +72,7 @@ from trimcp.wire import (
 )
 
 from ._client_auth import HttpAuthSession
+from ._client_calls import Call, GivenUp, Started, cancelled_id, describe
 from ._client_conn import (
     ConnectionPool,
     Headers,
@@ -83,11 +85,11 @@ from ._client_conn import (
 from ._client_errors import http_error, phrase, valid_session_id
 from ._client_gate import RETRY, AuthGate
 from ._client_hooks import HttpRequestInfo, extra_headers
+from ._client_legacy import FALLBACK_STATUSES, LegacySse, LegacySseError
 from ._client_modern import modern_headers
 from ._client_params import ToolHeaderTable
 from ._client_reinit import Renewal, session_expired_error
 from ._client_sse import SseReader
-from ._client_started import GivenUp, Started
 
 if TYPE_CHECKING:
     from ._client import StreamableHttp
@@ -99,26 +101,12 @@ logger = logging.getLogger("trimcp.http.client")
 _ERROR_BODY_LIMIT = 64 * 1024
 
 
-@final
-class _Call:
-    """A request whose answer has not arrived; ``scope`` bounds the task reading for it.
-
-    ``session`` is the session id it was last sent with (``None`` once it got a 404).
-    """
-
-    __slots__ = ("scope", "session", "stateless")
-
-    def __init__(self, stateless: bool = False) -> None:
-        self.scope = trio.CancelScope()
-        self.session: str | None = None
-        #: Sent as a stateless-era request (its cancellation is closing its stream).
-        self.stateless = stateless
-
-
 class _Bounce(enum.Enum):
-    """A POST answered 404 for its session: start a new one, then re-send."""
+    """A POST answered 404 for its session: start a new one, then re-send. Or the first
+    ``initialize`` was refused the way a 2024-11-05 server does: try HTTP+SSE."""
 
     BOUNCED = "bounced"
+    LEGACY = "legacy"
 
 
 @final
@@ -137,7 +125,7 @@ class HttpClientChannel:
         self.gate = None if auth is None else AuthGate(auth, config.max_auth_retries)
         self._queue_in, self._queue_out = trio.open_memory_channel[Message](config.max_queued)
         self._nursery: trio.Nursery | None = None
-        self._outstanding: dict[RequestId, _Call] = {}
+        self._outstanding: dict[RequestId, Call] = {}
         self._backlog: deque[Message] = deque()
         self._closed = False
         self._listening = False
@@ -155,6 +143,9 @@ class HttpClientChannel:
         self.session_expired = False
         self.sse = SseReader(self)
         self.renewal = Renewal(self)
+        #: The 2024-11-05 HTTP+SSE mode, used once a server turns out to speak only it.
+        self.legacy = LegacySse(self)
+        self._refusal: ErrorObject | None = None
         #: ``x-mcp-header`` annotations of the listed tools, for ``Mcp-Param-*`` headers.
         self.tool_headers = ToolHeaderTable()
 
@@ -200,11 +191,14 @@ class HttpClientChannel:
         if self.failure is not None:
             raise trio.BrokenResourceError(self.failure)
         assert self._nursery is not None
+        if self.legacy.active or self.config.legacy_sse == "always":
+            await self._send_legacy(message)
+            return
         if isinstance(message, Request):
             await self._await_listen()
         elif self._opens_listen(message):
             self._listen_ready = trio.Event()
-        request_id = _cancelled_id(message)
+        request_id = cancelled_id(message)
         call = self._outstanding.pop(request_id, None) if request_id is not None else None
         if call is not None and call.stateless:
             # Stateless era: closing the request's stream *is* the cancellation; there
@@ -219,10 +213,19 @@ class HttpClientChannel:
             # the notifications would otherwise wait for connections that free up
             # only after them, until the bounded cancel send gives up.
             call.scope.cancel()
-        fresh = _Call(stateless=modern_headers(message) is not None)
+        fresh = Call(stateless=modern_headers(message) is not None)
         status = Started(fresh.scope.cancel)
         self._nursery.start_soon(self._post, message, fresh, status)
         await status.wait()
+
+    async def _send_legacy(self, message: Message) -> None:
+        if not self.legacy.active:
+            try:
+                await self.legacy.open()
+            except (LegacySseError, HttpTransportError) as exc:
+                self.break_channel(f"HTTP+SSE: {exc}")
+                raise trio.BrokenResourceError(self.failure) from exc
+        await self.legacy.send(message)
 
     def _opens_listen(self, message: Message) -> bool:
         version = self.protocol_version
@@ -312,6 +315,15 @@ class HttpClientChannel:
         assert self._nursery is not None
         self._nursery.start_soon(fn, *args)
 
+    async def start_task(self, fn: Callable[..., Awaitable[object]]) -> None:
+        """Start ``fn`` in the channel's nursery (``nursery.start``)."""
+        assert self._nursery is not None
+        await self._nursery.start(fn)
+
+    def expect(self, request_id: RequestId) -> None:
+        """Record that ``request_id`` waits for an answer (HTTP+SSE sends)."""
+        self._outstanding[request_id] = Call()
+
     async def forget_session(self, old: str) -> bool:
         """Drop session ``old``: its GET stream, and its calls in flight fail as expired.
 
@@ -357,7 +369,7 @@ class HttpClientChannel:
         out.extend(await extra_headers(self.config.headers, info))
         return out if self.gate is None else await self.gate.headers(info, out)
 
-    async def _post(self, message: Message, call: _Call, status: Started) -> None:
+    async def _post(self, message: Message, call: Call, status: Started) -> None:
         """POST ``message``; ``status`` hears once it is written (or why not); then
         read (and resume) its answer."""
         request_id = message.id if isinstance(message, Request) else None
@@ -384,12 +396,15 @@ class HttpClientChannel:
                 else:
                     status.failed(GivenUp("the POST was given up before it was sent"))
 
-    async def _exchange(self, message: Message, status: Started, call: _Call) -> None:
+    async def _exchange(self, message: Message, status: Started, call: Call) -> None:
         request_id = message.id if isinstance(message, Request) else None
         for renewed in (False, True):
             await self.renewal.settled()
             sent = call.session = self.session_id
             answer = await self._post_once(message, status, sent, bounce=not renewed)
+            if answer is _Bounce.LEGACY:
+                await self._fall_back(message)
+                return
             if answer is _Bounce.BOUNCED:
                 assert sent is not None
                 call.session = None
@@ -399,6 +414,21 @@ class HttpClientChannel:
             if answer is not None and request_id is not None:
                 await self.sse.resume(request_id, answer)
             return
+
+    async def _fall_back(self, message: Message) -> None:
+        """The server refused the first ``initialize`` as a 2024-11-05 one would: try
+        its HTTP+SSE transport, and send the ``initialize`` there (``_client_legacy``)."""
+        assert isinstance(message, Request)
+        assert self._refusal is not None
+        refusal, self._refusal = self._refusal, None
+        try:
+            await self.legacy.open()
+        except (LegacySseError, HttpTransportError) as exc:
+            why = f"{refusal.message}; no HTTP+SSE transport either ({exc})"
+            await self.fail(message.id, attrs.evolve(refusal, message=why))
+            return
+        self._outstanding.pop(message.id, None)
+        await self.legacy.send(message)
 
     async def _post_once(
         self, message: Message, status: Started, sent: str | None, *, bounce: bool
@@ -441,7 +471,7 @@ class HttpClientChannel:
             if isinstance(message, Request):
                 await self.fail(message.id, verdict)
             else:
-                logger.warning("%s refused: %s", _what(message), verdict.message)
+                logger.warning("%s refused: %s", describe(message), verdict.message)
             return None
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -470,16 +500,7 @@ class HttpClientChannel:
                 await conn.read_body(_ERROR_BODY_LIMIT)
             return _Bounce.BOUNCED
         if not 200 <= status < 300:
-            try:
-                body = await conn.read_body(_ERROR_BODY_LIMIT)
-            except ResponseTooLarge:
-                body = b""
-            reason = response.reason.decode("latin-1", "replace") or phrase(status)
-            if request_id is not None:
-                await self.fail(request_id, http_error(status, reason, body))
-            else:
-                logger.warning("the server refused a %s with HTTP %d", _what(message), status)
-            return None
+            return await self._refused(message, conn, response, sent)
         if request_id is None or status == 202:
             with contextlib.suppress(ResponseTooLarge):  # nothing to read; not reused then
                 await conn.read_body(self.config.max_message_size)
@@ -504,6 +525,32 @@ class HttpClientChannel:
                 code=INTERNAL_ERROR, message=f"unexpected Content-Type {kind!r} in the answer"
             ),
         )
+        return None
+
+    async def _refused(
+        self, message: Message, conn: HttpConnection, response: h11.Response, sent: str | None
+    ) -> _Bounce | None:
+        """An error status: fail the request (or log), or fall back to HTTP+SSE when the
+        first ``initialize`` met a 2024-11-05 server (``_client_legacy``)."""
+        status = response.status_code
+        try:
+            body = await conn.read_body(_ERROR_BODY_LIMIT)
+        except ResponseTooLarge:
+            body = b""
+        reason = response.reason.decode("latin-1", "replace") or phrase(status)
+        if not isinstance(message, Request):
+            logger.warning("the server refused a %s with HTTP %d", describe(message), status)
+            return None
+        first_initialize = message.method == "initialize" and sent is None
+        if (
+            first_initialize
+            and status in FALLBACK_STATUSES
+            and self.config.legacy_sse == "fallback"
+            and not self.legacy.active
+        ):
+            self._refusal = http_error(status, reason, body)
+            return _Bounce.LEGACY
+        await self.fail(message.id, http_error(status, reason, body))
         return None
 
     async def _on_json(self, body: bytes, request_id: RequestId) -> None:
@@ -545,19 +592,3 @@ class HttpClientChannel:
                 self.listen_opened()
         if self._listen_scope is scope:
             self._listen_scope = None
-
-
-def _cancelled_id(message: Message) -> RequestId | None:
-    """The request a ``notifications/cancelled`` names, else ``None``."""
-    if not isinstance(message, Notification) or message.method != "notifications/cancelled":
-        return None
-    request_id = (message.params or {}).get("requestId")
-    if isinstance(request_id, str | int) and not isinstance(request_id, bool):
-        return request_id
-    return None
-
-
-def _what(message: Message) -> str:
-    if isinstance(message, Notification):
-        return f"notification {message.method}"
-    return "response"

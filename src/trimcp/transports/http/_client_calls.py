@@ -1,4 +1,5 @@
-"""How ``send`` learns that its POST was written: :class:`Started` (see its doc)."""
+"""What the Streamable HTTP client channel keeps per POST: the call awaiting its answer,
+and the signal that tells ``send`` its message was written."""
 
 from __future__ import annotations
 
@@ -7,7 +8,25 @@ from typing import final
 
 import trio
 
-__all__ = ["GivenUp", "Started"]
+from trimcp.wire import Message, Notification, RequestId
+
+__all__ = ["Call", "GivenUp", "Started", "cancelled_id", "describe"]
+
+
+@final
+class Call:
+    """A request whose answer has not arrived; ``scope`` bounds the task reading for it.
+
+    ``session`` is the session id it was last sent with (``None`` once it got a 404).
+    """
+
+    __slots__ = ("scope", "session", "stateless")
+
+    def __init__(self, stateless: bool = False) -> None:
+        self.scope = trio.CancelScope()
+        self.session: str | None = None
+        #: Sent as a stateless-era request (its cancellation is closing its stream).
+        self.stateless = stateless
 
 
 class GivenUp(trio.ClosedResourceError):
@@ -68,3 +87,20 @@ class Started:
             if self.abandoned and isinstance(self.error, GivenUp):
                 await trio.lowlevel.checkpoint()  # the caller's own cancellation
             raise self.error
+
+
+def cancelled_id(message: Message) -> RequestId | None:
+    """The request a ``notifications/cancelled`` names, else ``None``."""
+    if not isinstance(message, Notification) or message.method != "notifications/cancelled":
+        return None
+    request_id = (message.params or {}).get("requestId")
+    if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+        return request_id
+    return None
+
+
+def describe(message: Message) -> str:
+    """How a log line names a message that is not a request."""
+    if isinstance(message, Notification):
+        return f"notification {message.method}"
+    return "response"
