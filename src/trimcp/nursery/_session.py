@@ -140,7 +140,6 @@ class Session:
         self._reverse_slots = trio.Semaphore(limits.max_reverse_calls)
         self._background: set[trio.CancelScope] = set()
         self._closed = trio.Event()
-        self._close_reason: McpError | None = None
         #: The session was ended from this side while the transport may still be up.
         self._ended_locally = False
         #: Watches requests in both directions (see :mod:`._observer`); ``None``: nobody.
@@ -555,7 +554,9 @@ class Session:
         The peer may still be listening then, so it is told about the request with
         ``notifications/cancelled`` like any other request that was given up.
         """
-        return self._ended_locally and call.error is self._close_reason
+        # Only the close fails a call with ConnectionClosedError while it was written
+        # and the transport still worked (each caller has its own copy of the reason).
+        return self._ended_locally and isinstance(call.error, ConnectionClosedError)
 
     def _end(self, reason: McpError, *, local: bool = False) -> None:
         """The session ended: fail waiters, cancel handlers and detached work.
@@ -565,7 +566,6 @@ class Session:
         """
         if self._closed.is_set():
             return
-        self._close_reason = reason
         self._ended_locally = local
         self._pending.fail_all(reason)
         for entry in list(self._in_flight.values()):
