@@ -5,17 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import trio
+from trimcp.dispatch import single_error
 
 __all__ = ["unwrap_single"]
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            yield from _leaves(exc)
-        else:
-            yield exc
 
 
 @contextmanager
@@ -29,8 +21,8 @@ def unwrap_single() -> Iterator[None]:
     try:
         yield
     except BaseExceptionGroup as group:
-        real = [exc for exc in _leaves(group) if not isinstance(exc, trio.Cancelled)]
-        if len(real) == 1:
+        real = single_error(group)
+        if real is not None:
             # Keep the error's own explicit cause; only the group context is dropped.
-            raise real[0] from real[0].__cause__
+            raise real from real.__cause__
         raise
