@@ -16,6 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, final
 
+import trio
+
 from trimcp.binding import structure, unstructure
 from trimcp.dispatch import McpError, Middlewares, ProgressCallback, Registry
 from trimcp.nursery import (
@@ -308,6 +310,7 @@ class Client(ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls):
         self._require("logging")
         if self.era.stateless:  # the level travels in each request's _meta
             self.era.log_level = level
+            await trio.lowlevel.checkpoint()
             return
         await self.session.request("logging/setLevel", {"level": level})
 
