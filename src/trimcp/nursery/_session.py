@@ -29,7 +29,8 @@ the transport. Everything the session does happens in that nursery:
   ``open_session`` block cancels the nursery, so no task outlives the session.
 
 Messages pass the role's *recv* middleware stack on the way in and its *send* stack on
-the way out; both are composed once. An ``observer`` sees requests start and end.
+the way out; both are composed when the session starts and again whenever one of them
+changes. An ``observer`` sees requests start and end.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from trimcp.binding import structure, unstructure
 from trimcp.dispatch import (
     ConnectionClosedError,
     McpError,
+    Middleware,
     Middlewares,
     PendingCall,
     PendingTable,
@@ -144,12 +146,23 @@ class Session:
         self._ended_locally = False
         #: Watches requests in both directions (see :mod:`._observer`); ``None``: nobody.
         self.observer: RequestObserver | None = None
-        send_stack, recv_stack = (
+        self._prepare = prepare
+        #: What each session middleware's ``bind`` returned for this session.
+        self._bound: dict[int, Middleware | None] = {}
+        self._send_stack, self._recv_stack = (
             (middlewares.client_send, middlewares.client_recv)
             if role is Role.CLIENT
             else (middlewares.server_send, middlewares.server_recv)
         )
-        chain = send_stack.compose(self._write, self)
+        self._compose()
+        # A stack that changes while the session runs is recomposed at once (and the
+        # session stops watching when it ends), so a message never pays for a check.
+        self._send_stack.watch(self._compose)
+        self._recv_stack.watch(self._compose)
+
+    def _compose(self) -> None:
+        chain = self._send_stack.compose(self._write, self, self._bound)
+        prepare = self._prepare
         if prepare is None:
             self._send_chain = chain
         else:
@@ -158,7 +171,7 @@ class Session:
                 return chain(prepare(message), related)
 
             self._send_chain = prepared
-        self._recv_chain = recv_stack.compose(self._dispatch, self)
+        self._recv_chain = self._recv_stack.compose(self._dispatch, self, self._bound)
 
     # ------------------------------------------------------------------ introspection
     @property
@@ -573,6 +586,8 @@ class Session:
             entry.scope.cancel()
         for scope in list(self._background):
             scope.cancel()
+        self._send_stack.unwatch(self._compose)
+        self._recv_stack.unwatch(self._compose)
         self._closed.set()
         if self.observer is not None:
             self.observer.ended(self)
