@@ -21,6 +21,7 @@ import trio
 from trimcp.binding import structure, unstructure
 from trimcp.dispatch import McpError, Middlewares, ProgressCallback, Registry
 from trimcp.nursery import (
+    Event,
     HandlerContext,
     Role,
     Session,
@@ -335,30 +336,37 @@ def _client_registry(on_log: LoggingHandler | None) -> Registry:
 async def _initialize(
     session: Session, info: Implementation, capabilities: ClientCapabilities, version: str
 ) -> None:
-    raw = await session.request(
-        "initialize",
-        {
-            "protocolVersion": version,
-            "capabilities": unstructure(capabilities),
-            "clientInfo": unstructure(info),
-        },
-    )
-    result = structure(raw, InitializeResult)
-    if result.protocol_version not in HANDSHAKE_VERSIONS:
-        raise McpError(
-            INVALID_PARAMS,
-            f"the server chose protocol version {result.protocol_version!r}, "
-            "which this client does not support",
+    """The handshake; each step moves the session's lifecycle (``_lifecycle``)."""
+    lifecycle = session.lifecycle
+    lifecycle.handle(Event.INITIALIZE)
+    try:
+        raw = await session.request(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": unstructure(capabilities),
+                "clientInfo": unstructure(info),
+            },
         )
+        result = structure(raw, InitializeResult)
+        if result.protocol_version not in HANDSHAKE_VERSIONS:
+            raise McpError(
+                INVALID_PARAMS,
+                f"the server chose protocol version {result.protocol_version!r}, "
+                "which this client does not support",
+            )
+    except BaseException:
+        lifecycle.handle(Event.INITIALIZE_FAILED)
+        raise
     state = session.state
     state.protocol_version = result.protocol_version
     state.server_info = result.server_info
     state.server_capabilities = result.capabilities
     state.instructions = result.instructions
-    state.initialized = True
+    lifecycle.handle(Event.INITIALIZE_ANSWERED)
     session.channel.negotiated(result.protocol_version)
     await session.notify("notifications/initialized")
-    state.ready = True
+    lifecycle.handle(Event.INITIALIZED)
 
 
 @asynccontextmanager
@@ -409,6 +417,12 @@ async def open_client(
       apps: declare MCP Apps (``io.modelcontextprotocol/ui`` with the app MIME type):
         this client renders app views, so servers list their tools' UI metadata; see
         :mod:`trimcp.client._apps`.
+
+    Callbacks (``on_log``, the ``on_*_changed`` and ``on_resource_updated`` handlers,
+    elicitation's ``on_complete``, each call's ``on_progress``) run off the session's
+    reader, in order per kind, so they may call back into this client and wait for
+    answers (``on_tools_list_changed`` -> ``await client.list_all_tools()``); see
+    :mod:`trimcp.nursery._callbacks` for their bounds and what happens at the end.
     """
     info = Implementation(name=name, version=version)
     registry = _client_registry(on_log)

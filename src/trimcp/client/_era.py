@@ -48,7 +48,7 @@ from trimcp.dispatch import (
     MiddlewareStack,
     RequestTimeoutError,
 )
-from trimcp.nursery import Session
+from trimcp.nursery import Event, Session
 from trimcp.protocol import (
     CLIENT_CAPABILITIES_META,
     CLIENT_INFO_META,
@@ -215,7 +215,7 @@ def _adopt(session: Session, state: EraState, result: dict[str, Any]) -> None:
         view.server_info = None  # self-reported, informational
     instructions = result.get("instructions")
     view.instructions = instructions if isinstance(instructions, str) else None
-    view.initialized = view.ready = view.stateless = True
+    session.lifecycle.handle(Event.DISCOVERED)
     session.channel.negotiated(state.version)
 
 
