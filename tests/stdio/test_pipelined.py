@@ -9,18 +9,9 @@ from typing import Any
 
 import trio
 
+from ._child import INITIALIZE as INIT
 from ._child import raw_child, serve_argv
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "burst", "version": "0"},
-    },
-}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 CALL = {

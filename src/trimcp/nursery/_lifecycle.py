@@ -130,6 +130,11 @@ _P = Phase
 _Row = dict[Event, tuple[Action, Phase]]
 
 
+def _stay(phase: Phase, action: Action, *events: Event) -> _Row:
+    """Rows for ``events`` that leave the session in ``phase``."""
+    return {event: (action, phase) for event in events}
+
+
 def _ending() -> _Row:
     """What every live phase shares: a shutdown and the input's end drain, close ends."""
     return {
@@ -138,6 +143,11 @@ def _ending() -> _Row:
         _E.CLOSE: (_A.ACCEPT, _P.CLOSED),
     }
 
+
+#: Events that may still arrive once a session drains or has closed: an initialize
+#: still running when the drain began, a repeated shutdown, a second close.
+_LATE: Final = (_E.INITIALIZE_ANSWERED, _E.INITIALIZE_FAILED, _E.SHUTDOWN)
+_CLOSED: Final[_Row] = _stay(_P.CLOSED, _A.IGNORE, *_LATE, _E.CLOSE)
 
 _SERVER: dict[Phase, _Row] = {
     _P.NEW: {
@@ -155,48 +165,31 @@ _SERVER: dict[Phase, _Row] = {
         **_ending(),
     },
     _P.INITIALIZED: {
+        **_stay(_P.INITIALIZED, _A.ACCEPT, _E.PING, _E.REQUEST),
         _E.INITIALIZE: (_A.REFUSE_INITIALIZED, _P.INITIALIZED),
-        _E.PING: (_A.ACCEPT, _P.INITIALIZED),
-        _E.REQUEST: (_A.ACCEPT, _P.INITIALIZED),
         _E.INITIALIZED: (_A.ACCEPT, _P.OPERATING),
         **_ending(),
     },
     _P.OPERATING: {
+        **_stay(_P.OPERATING, _A.ACCEPT, _E.PING, _E.REQUEST),
         _E.INITIALIZE: (_A.REFUSE_INITIALIZED, _P.OPERATING),
-        _E.PING: (_A.ACCEPT, _P.OPERATING),
-        _E.REQUEST: (_A.ACCEPT, _P.OPERATING),
         _E.INITIALIZED: (_A.IGNORE, _P.OPERATING),
         **_ending(),
     },
     _P.DRAINING: {
-        _E.INITIALIZE: (_A.REFUSE_SHUTTING_DOWN, _P.DRAINING),
-        _E.PING: (_A.REFUSE_SHUTTING_DOWN, _P.DRAINING),
-        _E.REQUEST: (_A.REFUSE_SHUTTING_DOWN, _P.DRAINING),
-        _E.INITIALIZED: (_A.IGNORE, _P.DRAINING),
-        # an initialize still running when the drain began
-        _E.INITIALIZE_ANSWERED: (_A.IGNORE, _P.DRAINING),
-        _E.INITIALIZE_FAILED: (_A.IGNORE, _P.DRAINING),
-        _E.SHUTDOWN: (_A.IGNORE, _P.DRAINING),
-        _E.INPUT_ENDED: (_A.IGNORE, _P.DRAINING),
+        **_stay(_P.DRAINING, _A.REFUSE_SHUTTING_DOWN, _E.INITIALIZE, _E.PING, _E.REQUEST),
+        **_stay(_P.DRAINING, _A.IGNORE, _E.INITIALIZED, *_LATE, _E.INPUT_ENDED),
         _E.CLOSE: (_A.ACCEPT, _P.CLOSED),
     },
-    _P.CLOSED: {
-        _E.INITIALIZE_ANSWERED: (_A.IGNORE, _P.CLOSED),
-        _E.INITIALIZE_FAILED: (_A.IGNORE, _P.CLOSED),
-        _E.SHUTDOWN: (_A.IGNORE, _P.CLOSED),
-        _E.CLOSE: (_A.IGNORE, _P.CLOSED),
-    },
+    _P.CLOSED: _CLOSED,
 }
+
 
 # The client's inbound requests (the server's ping and reverse calls) are accepted in
 # every live phase: a server may ping before initialize, and the spec binds its reverse
 # calls to client requests, which the client judges when it makes them.
-_CLIENT_INBOUND: Final[_Row] = {_E.PING: (_A.ACCEPT, _P.NEW), _E.REQUEST: (_A.ACCEPT, _P.NEW)}
-
-
 def _client_row(phase: Phase, extra: _Row) -> _Row:
-    inbound = {event: (action, phase) for event, (action, _) in _CLIENT_INBOUND.items()}
-    return {**inbound, **extra, **_ending()}
+    return {**_stay(phase, _A.ACCEPT, _E.PING, _E.REQUEST), **extra, **_ending()}
 
 
 _CLIENT: dict[Phase, _Row] = {
@@ -218,21 +211,11 @@ _CLIENT: dict[Phase, _Row] = {
     _P.OPERATING: _client_row(_P.OPERATING, {}),
     _P.STATELESS: _client_row(_P.STATELESS, {_E.DISCOVERED: (_A.ACCEPT, _P.STATELESS)}),
     _P.DRAINING: {
-        _E.PING: (_A.ACCEPT, _P.DRAINING),
-        _E.REQUEST: (_A.ACCEPT, _P.DRAINING),
-        # a handshake that was under way when the input ended
-        _E.INITIALIZE_ANSWERED: (_A.IGNORE, _P.DRAINING),
-        _E.INITIALIZE_FAILED: (_A.IGNORE, _P.DRAINING),
-        _E.SHUTDOWN: (_A.IGNORE, _P.DRAINING),
-        _E.INPUT_ENDED: (_A.IGNORE, _P.DRAINING),
+        **_stay(_P.DRAINING, _A.ACCEPT, _E.PING, _E.REQUEST),
+        **_stay(_P.DRAINING, _A.IGNORE, *_LATE, _E.INPUT_ENDED),
         _E.CLOSE: (_A.ACCEPT, _P.CLOSED),
     },
-    _P.CLOSED: {
-        _E.INITIALIZE_ANSWERED: (_A.IGNORE, _P.CLOSED),
-        _E.INITIALIZE_FAILED: (_A.IGNORE, _P.CLOSED),
-        _E.SHUTDOWN: (_A.IGNORE, _P.CLOSED),
-        _E.CLOSE: (_A.IGNORE, _P.CLOSED),
-    },
+    _P.CLOSED: _CLOSED,
 }
 
 #: ``TRANSITIONS[role][phase][event] -> (action, next phase)``; see the module doc.
