@@ -12,6 +12,7 @@ import pytest
 from trimcp import protocol as p
 from trimcp.binding import (
     FORBID_EXTRA,
+    _plan,
     converter,
     format_errors,
     make_converter,
@@ -319,3 +320,14 @@ def test_attrs_validators_failures_are_reported() -> None:
     [message] = format_errors(info.value, "$")
     assert message.startswith("invalid value (")
     assert message.endswith("@ $")
+
+
+def test_the_plan_cache_is_bounded() -> None:
+    """Classes made at run time do not grow the plan cache past its documented bound."""
+    plan_for_class = _plan.plan_for_class
+    plan_for_class.cache_clear()
+    classes = [attrs.make_class(f"Made{i}", {"value": attrs.field(type=int)}) for i in range(1500)]
+    for cls in classes:
+        assert plan_for_class(cls).fields[0].wire == "value"
+    assert plan_for_class.cache_info().currsize <= 1024
+    assert getattr(_plan, "PLAN_CACHE_SIZE", None) == 1024

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 import pytest
+import trio
 
 from trimcp import McpError, Server, ToolContext, ToolError, open_client
 from trimcp.dispatch import Registry
@@ -238,3 +239,82 @@ async def test_a_request_that_passes_no_params_to_a_typed_method_fails_cleanly()
         assert isinstance(reply, ErrorResponse)
         assert reply.error.code == INVALID_PARAMS
         assert reply.error.data["errors"] == ["required field missing @ $.params.level"]
+
+
+def _nursery_server() -> Server:
+    """Tools and a prompt whose errors are raised in child tasks of their own nursery."""
+    server = Server("s")
+
+    async def raises(exc: Exception) -> None:
+        raise exc
+
+    async def parked() -> None:
+        await trio.sleep_forever()
+
+    @server.tool()
+    async def tool_error_in_child() -> str:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(parked)  # cancelled by the failure: rides along
+            nursery.start_soon(raises, ToolError("the child says no"))
+        return "unreachable"
+
+    @server.tool()
+    async def mcp_error_nested() -> str:
+        async with trio.open_nursery() as outer:
+
+            async def inner() -> None:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(raises, McpError(-32042, "Refused in a grandchild"))
+
+            outer.start_soon(inner)
+        return "unreachable"
+
+    @server.tool()
+    async def two_failures() -> str:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(raises, ToolError("one"))
+            nursery.start_soon(raises, ToolError("two"))
+        return "unreachable"
+
+    @server.prompt()
+    async def refusing_prompt() -> str:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(raises, McpError(INVALID_PARAMS, "Bad prompt input"))
+        return "unreachable"
+
+    return server
+
+
+async def test_a_single_error_from_a_handlers_own_nursery_is_answered_as_itself() -> None:
+    async with open_client(_nursery_server().in_memory(), era="handshake") as client:
+        result = await client.call_tool("tool_error_in_child")
+        assert result.is_error
+        assert result.content[0].text == "the child says no"  # type: ignore[union-attr]
+        with pytest.raises(McpError) as info:
+            await client.call_tool("mcp_error_nested")
+        assert (info.value.code, info.value.message) == (-32042, "Refused in a grandchild")
+        with pytest.raises(McpError) as info:
+            await client.get_prompt("refusing_prompt")
+        assert (info.value.code, info.value.message) == (INVALID_PARAMS, "Bad prompt input")
+        # several real errors are no single story: the generic failure, details logged
+        both = await client.call_tool("two_failures")
+        assert both.is_error
+        assert both.content[0].text == "Tool two_failures failed"  # type: ignore[union-attr]
+
+
+async def test_a_raw_handler_nursery_error_keeps_its_code() -> None:
+    registry = Registry()
+
+    async def fails(ctx: HandlerContext, params: Any) -> dict[str, Any]:
+        async def child() -> None:
+            raise McpError(-32043, "From a child")
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(child)
+        return {}
+
+    registry.add_request("fails", fails)
+    async with raw_session(registry) as (peer, _session):
+        reply = await peer.request(1, "fails")
+        assert isinstance(reply, ErrorResponse)
+        assert (reply.error.code, reply.error.message) == (-32043, "From a child")

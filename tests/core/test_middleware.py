@@ -285,3 +285,37 @@ async def test_a_message_held_in_the_stack_keeps_one_frame_per_middleware() -> N
         "middle out: notification notifications/message",
         "outer out: notification notifications/message",
     ]
+
+
+async def test_middleware_added_or_removed_while_sessions_run_applies_at_once() -> None:
+    """Both live sessions are recomposed when a stack changes, on the server's stacks
+    and on the stacks a client was given; an ended session stops watching."""
+    server = Server("s")
+    log: list[str] = []
+    user = Middlewares()
+    async with (
+        served(server) as (peer, session),
+        open_client(server.in_memory(), middlewares=user, era="handshake") as client,
+    ):
+        await peer.request(1, "ping")
+        await client.ping()
+        assert log == []
+        late = server.middlewares.server_recv.add(recorder(log, "server late"))
+        client_late = user.client_send.add(recorder(log, "client late"))
+        await peer.request(2, "ping")
+        await client.ping()
+        assert sorted(log) == [
+            "client late in: request ping",
+            "client late out: request ping",
+            *["server late in: request ping"] * 2,
+            *["server late out: request ping"] * 2,
+        ]
+        log.clear()
+        server.middlewares.server_recv.remove(late)
+        user.client_send.remove(client_late)
+        await peer.request(3, "ping")
+        await client.ping()
+        assert log == []
+    assert session.is_closed
+    assert not server.middlewares.server_recv._watchers
+    assert not user.client_send._watchers

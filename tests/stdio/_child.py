@@ -15,6 +15,17 @@ import trio
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "fixture_server.py")
 FAKE = os.path.join(HERE, "fake_server.py")
+#: The ``initialize`` request of a raw client (id 0).
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
 
 
 def serve_argv(path: str = FIXTURE) -> list[str]:
@@ -87,18 +98,7 @@ class RawChild:
                 return message
 
     async def initialize(self) -> dict[str, Any]:
-        await self.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "0"},
-                },
-            }
-        )
+        await self.send(INITIALIZE)
         result = await self.response(0)
         await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return result

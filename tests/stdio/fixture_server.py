@@ -14,7 +14,13 @@ import trio
 
 import trimcp
 
-server = trimcp.Server("stdio-fixture", version="1.0")
+#: Requests read before stdin closed get this long to finish (the default is 5 s: short
+#: here so the tests of stdin's end stay quick).
+EOF_GRACE = 1.0
+
+server = trimcp.Server(
+    "stdio-fixture", version="1.0", limits=trimcp.SessionLimits(eof_grace=EOF_GRACE)
+)
 
 
 def mark(what: str) -> None:

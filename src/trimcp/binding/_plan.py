@@ -21,7 +21,20 @@ from trimcp.protocol import DESCRIPTION, EXTRA_KEYS, WIRE_NAME
 
 from ._types import annotated_description, is_literal, strip_annotated
 
-__all__ = ["FORBID_EXTRA", "MISSING", "FieldPlan", "ObjectPlan", "plan_for_class", "wire_name"]
+__all__ = [
+    "FORBID_EXTRA",
+    "MISSING",
+    "PLAN_CACHE_SIZE",
+    "FieldPlan",
+    "ObjectPlan",
+    "plan_for_class",
+    "wire_name",
+]
+
+PLAN_CACHE_SIZE: Final = 1024
+"""Classes whose plans are kept (least recently used dropped first): a program that
+makes attrs classes at run time (one per schema it meets, say) must not grow the cache
+without bound. A plan dropped is simply made again when next needed."""
 
 FORBID_EXTRA: Final = "__trimcp_forbid_extra__"
 """Class attribute: set it truthy to reject unknown keys instead of ignoring them."""
@@ -93,9 +106,10 @@ def _tag_value(field: attrs.Attribute[Any]) -> Any:
     return MISSING
 
 
-@functools.cache
+@functools.lru_cache(maxsize=PLAN_CACHE_SIZE)
 def plan_for_class(cls: type) -> ObjectPlan:
-    """The plan of an attrs class (types resolved once; cached per class).
+    """The plan of an attrs class (types resolved once; the last
+    :data:`PLAN_CACHE_SIZE` classes' plans are cached).
 
     Raises:
         TypeError: an annotation cannot be resolved.

@@ -16,9 +16,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, final
 
+import trio
+
 from trimcp.binding import structure, unstructure
 from trimcp.dispatch import McpError, Middlewares, ProgressCallback, Registry
 from trimcp.nursery import (
+    Event,
     HandlerContext,
     Role,
     Session,
@@ -308,6 +311,7 @@ class Client(ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls):
         self._require("logging")
         if self.era.stateless:  # the level travels in each request's _meta
             self.era.log_level = level
+            await trio.lowlevel.checkpoint()
             return
         await self.session.request("logging/setLevel", {"level": level})
 
@@ -332,30 +336,37 @@ def _client_registry(on_log: LoggingHandler | None) -> Registry:
 async def _initialize(
     session: Session, info: Implementation, capabilities: ClientCapabilities, version: str
 ) -> None:
-    raw = await session.request(
-        "initialize",
-        {
-            "protocolVersion": version,
-            "capabilities": unstructure(capabilities),
-            "clientInfo": unstructure(info),
-        },
-    )
-    result = structure(raw, InitializeResult)
-    if result.protocol_version not in HANDSHAKE_VERSIONS:
-        raise McpError(
-            INVALID_PARAMS,
-            f"the server chose protocol version {result.protocol_version!r}, "
-            "which this client does not support",
+    """The handshake; each step moves the session's lifecycle (``_lifecycle``)."""
+    lifecycle = session.lifecycle
+    lifecycle.handle(Event.INITIALIZE)
+    try:
+        raw = await session.request(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": unstructure(capabilities),
+                "clientInfo": unstructure(info),
+            },
         )
+        result = structure(raw, InitializeResult)
+        if result.protocol_version not in HANDSHAKE_VERSIONS:
+            raise McpError(
+                INVALID_PARAMS,
+                f"the server chose protocol version {result.protocol_version!r}, "
+                "which this client does not support",
+            )
+    except BaseException:
+        lifecycle.handle(Event.INITIALIZE_FAILED)
+        raise
     state = session.state
     state.protocol_version = result.protocol_version
     state.server_info = result.server_info
     state.server_capabilities = result.capabilities
     state.instructions = result.instructions
-    state.initialized = True
+    lifecycle.handle(Event.INITIALIZE_ANSWERED)
     session.channel.negotiated(result.protocol_version)
     await session.notify("notifications/initialized")
-    state.ready = True
+    lifecycle.handle(Event.INITIALIZED)
 
 
 @asynccontextmanager
@@ -406,6 +417,12 @@ async def open_client(
       apps: declare MCP Apps (``io.modelcontextprotocol/ui`` with the app MIME type):
         this client renders app views, so servers list their tools' UI metadata; see
         :mod:`trimcp.client._apps`.
+
+    Callbacks (``on_log``, the ``on_*_changed`` and ``on_resource_updated`` handlers,
+    elicitation's ``on_complete``, each call's ``on_progress``) run off the session's
+    reader, in order per kind, so they may call back into this client and wait for
+    answers (``on_tools_list_changed`` -> ``await client.list_all_tools()``); see
+    :mod:`trimcp.nursery._callbacks` for their bounds and what happens at the end.
     """
     info = Implementation(name=name, version=version)
     registry = _client_registry(on_log)

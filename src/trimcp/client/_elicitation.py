@@ -111,7 +111,10 @@ class Elicitation:
         return elicitation_id in self._completed
 
     async def wait_complete(self, elicitation_id: str) -> None:
-        """Wait until the server sends ``notifications/elicitation/complete`` for it."""
+        """Wait until the server sends ``notifications/elicitation/complete`` for it
+        (a checkpoint even when it already has)."""
+        if elicitation_id in self._completed:
+            await trio.lowlevel.checkpoint()
         while elicitation_id not in self._completed:
             await self._changed.wait()
 

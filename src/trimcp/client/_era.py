@@ -45,9 +45,10 @@ from trimcp.dispatch import (
     McpError,
     Middleware,
     Middlewares,
+    MiddlewareStack,
     RequestTimeoutError,
 )
-from trimcp.nursery import Session
+from trimcp.nursery import Event, Session
 from trimcp.protocol import (
     CLIENT_CAPABILITIES_META,
     CLIENT_INFO_META,
@@ -166,19 +167,17 @@ class EraState:
 
 def client_middlewares(user: Middlewares | None, recv: Sequence[Middleware]) -> Middlewares:
     """A fresh :class:`Middlewares`: the client's own ``recv`` middleware outermost,
-    then the user's (whose object is left untouched, so it can be shared)."""
-    out = Middlewares()
+    then the user's. Its stacks follow the user's (whose object is left untouched, so
+    it can be shared), so middleware the user adds later reaches the live session."""
+    user = user or Middlewares()
+    out = Middlewares(
+        client_send=MiddlewareStack("client_send", follow=user.client_send),
+        client_recv=MiddlewareStack("client_recv", follow=user.client_recv),
+        server_send=MiddlewareStack("server_send", follow=user.server_send),
+        server_recv=MiddlewareStack("server_recv", follow=user.server_recv),
+    )
     for middleware in recv:
         out.client_recv.add(middleware)
-    if user is not None:
-        for mine, theirs in (
-            (out.client_send, user.client_send),
-            (out.client_recv, user.client_recv),
-            (out.server_send, user.server_send),
-            (out.server_recv, user.server_recv),
-        ):
-            for item in theirs:
-                mine.add(item)
     return out
 
 
@@ -216,7 +215,7 @@ def _adopt(session: Session, state: EraState, result: dict[str, Any]) -> None:
         view.server_info = None  # self-reported, informational
     instructions = result.get("instructions")
     view.instructions = instructions if isinstance(instructions, str) else None
-    view.initialized = view.ready = view.stateless = True
+    session.lifecycle.handle(Event.DISCOVERED)
     session.channel.negotiated(state.version)
 
 

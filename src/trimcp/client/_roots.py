@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, final
 
+import trio
+
 from trimcp.binding import unstructure
 from trimcp.dispatch import McpError, Registry
 from trimcp.nursery import HandlerContext, Session
@@ -65,6 +67,8 @@ class RootsCalls:
         version = self.session.state.protocol_version
         if version is not None and supports(version, Feature.ROOTS_LIST_CHANGED):
             await self.session.notify("notifications/roots/list_changed")
+        else:
+            await trio.lowlevel.checkpoint()  # nothing to send: still a checkpoint
 
     async def set_roots(self, roots: Sequence[Root]) -> None:
         """Serve ``roots`` from now on and tell the server they changed.

@@ -16,6 +16,7 @@ from ._middleware import MiddlewareStack as MiddlewareStack
 from ._middleware import SessionMiddleware as SessionMiddleware
 from ._middleware import Terminal as Terminal
 from ._outcome import error_for_exception as error_for_exception
+from ._outcome import single_error as single_error
 from ._pending import DEFAULT_MAX_PENDING as DEFAULT_MAX_PENDING
 from ._pending import PendingCall as PendingCall
 from ._pending import PendingTable as PendingTable
@@ -50,4 +51,5 @@ __all__ = [
     "UrlElicitationRequiredError",
     "connection_closed_error",
     "error_for_exception",
+    "single_error",
 ]

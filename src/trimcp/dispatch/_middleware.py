@@ -11,12 +11,22 @@ The stacks are named by direction, not by message kind: a server's reverse-call 
 ``server_recv`` on its way back in; the client sees the request in ``client_recv`` and
 sends its answer through ``client_send``.
 
-Composition happens once per session (and again only if a stack changes), so an empty
-stack costs nothing on the hot path: the terminal function is called directly.
+Composition happens once per session, so an empty stack costs nothing on the hot path:
+the terminal function is called directly. A stack changed while sessions use it
+(:meth:`MiddlewareStack.add`, :meth:`~MiddlewareStack.remove`) is recomposed at once in
+every one of them, through the callbacks they :meth:`~MiddlewareStack.watch` it with: a
+message already inside a stack finishes its way through the old composition, and every
+message after the change passes the new one. Nothing is checked per message.
+
+A stack may ``follow`` another: its own middleware come first (outermost), then the
+other's, as they are at each composition, and a change to the other reaches whoever
+watches this one. The client builds its stacks this way around the user's, so
+middleware a user adds to their own :class:`Middlewares` later reaches live clients too.
 
 A middleware that needs its session (state per session, answering a request itself,
 rate limits per session) is a :class:`SessionMiddleware`: an object with
-``bind(session)``, called once per session as the stack is composed for it. It returns
+``bind(session)``, called once per session as the stack is first composed for it (a
+recomposition reuses what it returned, given the session's ``bound`` cache). It returns
 the middleware for that session, or ``None`` to take no place in the chain (an object
 that only wants to see the session, such as a request observer, then costs nothing per
 message).
@@ -63,33 +73,64 @@ M = TypeVar("M", bound="Middleware | SessionMiddleware")
 class MiddlewareStack:
     """An ordered list of middleware for one direction of one role."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, follow: MiddlewareStack | None = None) -> None:
         self.name: Final = name
         self._items: list[Middleware | SessionMiddleware] = []
-        #: Bumped on every change so sessions know to recompose.
-        self.version = 0
+        #: The stack whose middleware come after this one's own (see the module doc).
+        self.follow: Final = follow
+        #: Called after every change: the sessions composed from this stack.
+        self._watchers: set[Callable[[], None]] = set()
 
     def add(self, middleware: M) -> M:
-        """Append ``middleware`` (innermost so far). Usable as a decorator."""
+        """Append ``middleware`` (innermost of this stack's own so far); sessions using
+        the stack are recomposed at once. Usable as a decorator."""
         self._items.append(middleware)
-        self.version += 1
+        self._changed()
         return middleware
 
     def remove(self, middleware: Middleware | SessionMiddleware) -> None:
-        """Remove a middleware added earlier."""
+        """Remove a middleware added earlier; sessions using the stack are recomposed."""
         self._items.remove(middleware)
-        self.version += 1
+        self._changed()
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` after every change of this stack (or the one it follows)."""
+        self._watchers.add(callback)
+        if self.follow is not None:
+            self.follow.watch(callback)
+
+    def unwatch(self, callback: Callable[[], None]) -> None:
+        """Stop calling ``callback`` (a session that ended)."""
+        self._watchers.discard(callback)
+        if self.follow is not None:
+            self.follow.unwatch(callback)
+
+    def _changed(self) -> None:
+        for callback in list(self._watchers):
+            callback()
+
+    def _all(self) -> list[Middleware | SessionMiddleware]:
+        if self.follow is None:
+            return self._items
+        return [*self._items, *self.follow._all()]
 
     def __iter__(self) -> Iterator[Middleware | SessionMiddleware]:
-        return iter(tuple(self._items))
+        return iter(tuple(self._all()))
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._all())
 
-    def compose(self, terminal: Terminal, session: object = None) -> Terminal:
+    def compose(
+        self,
+        terminal: Terminal,
+        session: object = None,
+        bound: dict[int, Middleware | None] | None = None,
+    ) -> Terminal:
         """Return one function that runs every middleware, then ``terminal``.
 
-        ``session`` is what each :class:`SessionMiddleware` is bound to.
+        ``session`` is what each :class:`SessionMiddleware` is bound to; ``bound``, if
+        given, keeps what each one's ``bind`` returned (by the item's id), so that a
+        recomposition for the same session binds nothing twice.
 
         Each layer is a plain function that returns its middleware's awaitable, and
         each ``call_next`` a plain function that returns the next layer's: a message
@@ -97,21 +138,29 @@ class MiddlewareStack:
         thousand of them in a burst) keeps one frame per middleware alive, not three.
         """
         chain = terminal
-        for item in reversed(self._items):
-            middleware = _bound(item, session)
+        for item in reversed(self._all()):
+            middleware = _bound(item, session, bound)
             if middleware is not None:
                 chain = _layer(middleware, chain)
         return chain
 
     def __repr__(self) -> str:
-        return f"<MiddlewareStack {self.name} ({len(self._items)} middleware)>"
+        return f"<MiddlewareStack {self.name} ({len(self)} middleware)>"
 
 
-def _bound(item: Middleware | SessionMiddleware, session: object) -> Middleware | None:
+def _bound(
+    item: Middleware | SessionMiddleware,
+    session: object,
+    cache: dict[int, Middleware | None] | None,
+) -> Middleware | None:
     bind = getattr(item, "bind", None)
     if bind is None:
         return item  # type: ignore[return-value]
+    if cache is not None and id(item) in cache:
+        return cache[id(item)]
     bound: Middleware | None = bind(session)
+    if cache is not None:
+        cache[id(item)] = bound
     return bound
 
 

@@ -150,7 +150,7 @@ class PendingTable:
 
     def _check_open(self) -> None:
         if self._closed is not None:
-            raise self._closed
+            raise _own_copy(self._closed)
 
     def release(self, call: PendingCall) -> None:
         """Forget ``call`` (after it resolved, or when its caller gave up)."""
@@ -173,7 +173,19 @@ class PendingTable:
         return ok
 
     def fail_all(self, error: McpError) -> None:
-        """Fail every waiting call at once with ``error``; later allocations fail too."""
+        """Fail every waiting call at once with ``error``; later allocations fail too.
+
+        Each caller gets an instance of its own (a copy of ``error``): an exception
+        collects the traceback of every task that raises it, so one shared instance
+        would grow with each caller and keep all their frames alive.
+        """
         self._closed = error
         for call in list(self._calls.values()):
-            call._resolve(None, error)
+            call._resolve(None, _own_copy(error))
+
+
+def _own_copy(error: McpError) -> McpError:
+    """A fresh ``error`` of the same type and contents, with no traceback or context."""
+    fresh = type(error).__new__(type(error), *error.args)
+    fresh.__dict__.update(error.__dict__)
+    return fresh

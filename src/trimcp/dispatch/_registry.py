@@ -7,8 +7,9 @@ one the handler gets the raw ``dict`` (or ``None``): that is the escape hatch fo
 trimcp does not know. A handler returns the result object: a ``dict``, or an attrs
 instance that is unstructured on the way out.
 
-Notification handlers are ``async (session, params) -> None``. They run in the session's
-reader, in arrival order, so they must be quick (spawn work if it is not); unknown
+Notification handlers are ``async (session, params) -> None``. They run off the
+session's reader, in arrival order per method, so they may take their time and may call
+back into their own session (see :mod:`trimcp.nursery._callbacks`); unknown
 notifications are ignored, as JSON-RPC requires.
 """
 
@@ -88,15 +89,6 @@ class Registry:
 
     def methods(self) -> Iterator[str]:
         return iter(tuple(self._requests))
-
-    def refusing(self, handler: RequestHandler) -> Registry:
-        """A copy in which every request method runs ``handler`` (notifications kept):
-        the table of a session that takes no new work, such as one shutting down."""
-        copy = Registry()
-        for route in self._requests.values():
-            copy.add_request(route.method, handler, cancellable=route.cancellable)
-        copy._notifications = dict(self._notifications)
-        return copy
 
     def remove_request(self, method: str) -> None:
         self._requests.pop(method, None)

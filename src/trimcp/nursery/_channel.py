@@ -35,6 +35,11 @@ class MessageChannel(Protocol):
       checkpoint, or raises :class:`trio.WouldBlock` (and the errors of ``receive``).
       The session then reads a burst in one scheduler step instead of one step per
       message; a channel without it works the same, one message per step.
+    * Optionally, ``half_close = True`` says that after :class:`trio.EndOfChannel` the
+      output may still work (a byte stream whose peer closed only its sending half, as
+      stdio clients do to end a session). The session then answers the requests it
+      already read, within ``eof_grace``, before it ends. Without it, the end of input
+      ends the session at once.
     * ``negotiated`` tells the transport which protocol revision the session agreed on,
       for what depends on it (JSON-RPC batches in 2025-03-26, the
       ``MCP-Protocol-Version`` header on HTTP).

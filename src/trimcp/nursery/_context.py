@@ -173,13 +173,15 @@ class HandlerContext:
     ) -> None:
         """Send ``notifications/progress`` for this request.
 
-        A no-op when the caller sent no ``progressToken``. Progress must not decrease:
-        a smaller value than the last one raises :class:`ValueError`, because the spec
-        requires progress to increase with each notification.
+        A no-op when the caller sent no ``progressToken`` (still a checkpoint, so a
+        loop built on it can be cancelled). Progress must not decrease: a smaller value
+        than the last one raises :class:`ValueError`, because the spec requires
+        progress to increase with each notification.
         """
         self._check("report progress")
         token = self.progress_token
         if token is None:
+            await trio.lowlevel.checkpoint()
             return
         if self._last_progress is not None and progress < self._last_progress:
             raise ValueError(

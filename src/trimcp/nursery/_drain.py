@@ -3,10 +3,10 @@
 The server's shutdown (:mod:`trimcp.server._shutdown`) drives these steps over every
 session it serves; they live here because they read the session's request table.
 
-* :func:`refuse_requests` gives the session a method table that answers every new
-  request with :data:`SHUTTING_DOWN`. Answers, notifications and
-  ``notifications/cancelled`` still flow, so handlers still running can finish their
-  reverse calls and the peer can still give up on them.
+* :func:`refuse_requests` moves the session's lifecycle to *draining*
+  (:mod:`._lifecycle`): every new request is answered with :data:`SHUTTING_DOWN`.
+  Answers, notifications and ``notifications/cancelled`` still flow, so handlers still
+  running can finish their reverse calls and the peer can still give up on them.
 * :func:`is_idle`: no request in flight or queued, and no answer still on its way
   out (an answer is waited for until the transport has taken it).
 * :func:`cancel_requests` cancels every running handler's scope, as the session's end
@@ -17,11 +17,9 @@ session it serves; they live here because they read the session's request table.
 
 from __future__ import annotations
 
-from typing import Any, Final
-
-from trimcp.dispatch import McpError
 from trimcp.wire import RequestId
 
+from ._lifecycle import SHUTTING_DOWN, Event
 from ._session import Session
 
 __all__ = [
@@ -29,19 +27,8 @@ __all__ = [
     "cancel_requests",
     "is_idle",
     "refuse_requests",
-    "refusing_handler",
     "running_requests",
 ]
-
-#: The error code of a request refused because the server is shutting down (the
-#: implementation-defined server error of JSON-RPC 2.0).
-SHUTTING_DOWN: Final = -32000
-SHUTTING_DOWN_MESSAGE: Final = "Server is shutting down"
-
-
-async def refusing_handler(_ctx: Any, _params: Any) -> Any:
-    """The handler of every method of a draining session's table."""
-    raise McpError(SHUTTING_DOWN, SHUTTING_DOWN_MESSAGE)
 
 
 def refuse_requests(session: Session) -> None:
@@ -49,7 +36,7 @@ def refuse_requests(session: Session) -> None:
 
     Requests already admitted (running or queued) are not affected.
     """
-    session.registry = session.registry.refusing(refusing_handler)
+    session.lifecycle.handle(Event.SHUTDOWN)
 
 
 def is_idle(session: Session) -> bool:

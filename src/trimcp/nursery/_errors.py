@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Final
 
-import trio
+from trimcp.dispatch import McpError, single_error
 
-__all__ = ["unwrap_single"]
+__all__ = ["SERVER_BUSY", "BackgroundLimitError", "unwrap_single"]
 
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            yield from _leaves(exc)
-        else:
-            yield exc
+#: The error code of work refused because a session's bound was reached (the
+#: implementation-defined server error of JSON-RPC 2.0).
+SERVER_BUSY: Final = -32000
 
 
 @contextmanager
@@ -29,8 +26,24 @@ def unwrap_single() -> Iterator[None]:
     try:
         yield
     except BaseExceptionGroup as group:
-        real = [exc for exc in _leaves(group) if not isinstance(exc, trio.Cancelled)]
-        if len(real) == 1:
+        real = single_error(group)
+        if real is not None:
             # Keep the error's own explicit cause; only the group context is dropped.
-            raise real[0] from real[0].__cause__
+            raise real from real.__cause__
         raise
+
+
+class BackgroundLimitError(McpError):
+    """A session already runs ``max_background`` detached tasks (``-32000``).
+
+    Raised by ``detach_for_background`` instead of starting one more: work a peer can
+    make a server detach once per request must not grow without bound. A handler that
+    lets it propagate answers its request with this error.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            SERVER_BUSY,
+            f"Server busy: {limit} detached tasks (max_background) are running in this session",
+        )
+        self.limit = limit

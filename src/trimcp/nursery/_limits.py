@@ -45,6 +45,20 @@ class SessionLimits:
       handler_timeout: optional deadline in seconds for each inbound request's handler
         (default ``None``: no deadline). A handler that overruns it is cancelled and the
         request is answered with ``-32001 Request timed out``.
+      max_background: detached tasks (``detach_for_background``) one session runs at
+        once (default 100). One more raises :class:`~trimcp.nursery.BackgroundLimitError`
+        (``-32000``, which a handler that lets it propagate answers with).
+      max_queued_notifications: notifications queued from synchronous code
+        (``list_changed``, ``resources/updated``) and not yet written (default 256).
+        A notification already queued is not queued twice; beyond the bound new ones
+        are dropped, counted (``Session.dropped_notifications``) and logged.
+      max_queued_callbacks: notifications one callback kind (each notification method,
+        and each call's progress) holds while its callback is busy (default 64). Beyond
+        it the oldest is dropped, counted (``Session.dropped_callbacks``) and logged.
+      eof_grace: seconds the requests already read get to finish and be answered once
+        the input has ended cleanly while the output still works (a stdio client that
+        closed the server's stdin; default 5, the shutdown grace). Then the rest are
+        cancelled and the session ends.
     """
 
     max_in_flight: int = attrs.field(default=100, validator=_positive)
@@ -55,3 +69,7 @@ class SessionLimits:
     max_request_timeout: float = attrs.field(default=600.0, validator=_positive)
     cancel_send_timeout: float = attrs.field(default=2.0, validator=_positive)
     handler_timeout: float | None = attrs.field(default=None, validator=_positive)
+    max_background: int = attrs.field(default=100, validator=_positive)
+    max_queued_notifications: int = attrs.field(default=256, validator=_positive)
+    max_queued_callbacks: int = attrs.field(default=64, validator=_positive)
+    eof_grace: float = attrs.field(default=5.0, validator=_positive)

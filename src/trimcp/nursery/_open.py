@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 import trio
 
 from trimcp.dispatch import ConnectionClosedError, Middlewares, Registry
-from trimcp.wire import Message
+from trimcp.wire import Message, Request
 
 from ._channel import MessageChannel
 from ._errors import unwrap_single
@@ -34,6 +34,7 @@ async def open_session(
     limits: SessionLimits | None = None,
     state: SessionState | None = None,
     prepare: Callable[[Message], Message] | None = None,
+    exempt: Callable[[Request], bool] | None = None,
 ) -> AsyncIterator[Session]:
     """Run a session over ``channel`` for the duration of the ``async with`` block.
 
@@ -45,6 +46,9 @@ async def open_session(
     ``prepare``, if given, rewrites every outgoing message before the send middleware
     sees it (the client stamps its era's ``_meta`` there). It is a plain function, so
     a sender held up in the transport keeps no frame of it alive.
+
+    ``exempt``, if given, names the requests the layer above judges itself rather than
+    the lifecycle table (the server's stateless-era requests; see ``_lifecycle``).
     """
     with unwrap_single():
         try:
@@ -58,6 +62,7 @@ async def open_session(
                     limits=limits or SessionLimits(),
                     state=state or SessionState(),
                     prepare=prepare,
+                    exempt=exempt,
                 )
                 nursery.start_soon(session._reader)
                 nursery.start_soon(session._admit)

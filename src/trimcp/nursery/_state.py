@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import enum
-from typing import final
+from typing import Final, final
 
 import attrs
 
 from trimcp.protocol import ClientCapabilities, Implementation, ServerCapabilities
 
-__all__ = ["Role", "SessionState"]
+__all__ = ["Phase", "Role", "SessionState"]
 
 
 class Role(enum.Enum):
@@ -17,6 +17,30 @@ class Role(enum.Enum):
 
     CLIENT = "client"
     SERVER = "server"
+
+
+class Phase(enum.Enum):
+    """Where a session is in its lifecycle; moved only by :mod:`._lifecycle`'s table."""
+
+    #: Nothing yet: a server waits for ``initialize``, a client has not begun.
+    NEW = "new"
+    #: ``initialize`` is being handled (server) or awaits its answer (client).
+    INITIALIZING = "initializing"
+    #: ``initialize`` was answered; ``notifications/initialized`` not yet received
+    #: (server) or sent (client).
+    INITIALIZED = "initialized"
+    #: The handshake is complete.
+    OPERATING = "operating"
+    #: The stateless era: no handshake (a client that adopted it; a server's view of a
+    #: stateless-era request).
+    STATELESS = "stateless"
+    #: No new requests: a graceful shutdown, or the input ended; answers still go out.
+    DRAINING = "draining"
+    CLOSED = "closed"
+
+
+_INITIALIZED: Final = frozenset({Phase.INITIALIZED, Phase.OPERATING, Phase.STATELESS})
+_READY: Final = frozenset({Phase.OPERATING, Phase.STATELESS})
 
 
 @final
@@ -35,14 +59,24 @@ class SessionState:
     client_capabilities: ClientCapabilities = attrs.field(factory=ClientCapabilities)
     server_capabilities: ServerCapabilities = attrs.field(factory=ServerCapabilities)
     instructions: str | None = None
-    #: ``initialize`` was answered (server) or received its answer (client).
-    initialized: bool = False
-    #: ``notifications/initialized`` was received (server) or sent (client).
-    ready: bool = False
     #: The minimum level of ``notifications/message`` the client asked for with
     #: ``logging/setLevel`` (``None``: it did not ask, so every level is sent).
     log_level: str | None = None
-    #: A stateless-era request's own view (2026-07-28): no handshake happened, the
-    #: version and client capabilities came in this request's ``_meta``, and a missing
-    #: ``log_level`` means "send no log messages" rather than "send all".
-    stateless: bool = False
+    phase: Phase = Phase.NEW
+
+    @property
+    def initialized(self) -> bool:
+        """``initialize`` was answered (server) or received its answer (client)."""
+        return self.phase in _INITIALIZED
+
+    @property
+    def ready(self) -> bool:
+        """``notifications/initialized`` was received (server) or sent (client)."""
+        return self.phase in _READY
+
+    @property
+    def stateless(self) -> bool:
+        """A stateless-era view (2026-07-28): no handshake happened, the version and
+        client capabilities came in the request's ``_meta``, and a missing
+        ``log_level`` means "send no log messages" rather than "send all"."""
+        return self.phase is Phase.STATELESS

@@ -1,12 +1,13 @@
 """The server: registration API, handshake-era lifecycle, tools, prompts, completion,
 serving, and graceful shutdown."""
 
+from trimcp.nursery import Phase as Phase
+
 from ._context import CapabilityError as CapabilityError
 from ._context import ToolContext as ToolContext
 from ._http import asgi_app as asgi_app
 from ._http import close_sse_stream as close_sse_stream
 from ._http import serve_http as serve_http
-from ._lifecycle import Phase as Phase
 from ._log_bridge import DEFAULT_LOG_BUFFER as DEFAULT_LOG_BUFFER
 from ._log_bridge import McpLogHandler as McpLogHandler
 from ._pagination import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE

@@ -154,11 +154,13 @@ class ToolContext:
         return await self._reverse(method, params, key)
 
     async def log(self, level: LoggingLevel | str, data: Any, *, logger: str | None = None) -> None:
-        """Send ``notifications/message`` if the client's log level lets it through."""
+        """Send ``notifications/message`` if the client's log level lets it through
+        (a checkpoint either way)."""
         name = level.value if isinstance(level, LoggingLevel) else level
         if name not in _LEVELS:
             raise ValueError(f"unknown log level {name!r}")
         if not log_level_allows(self.session, name):
+            await trio.lowlevel.checkpoint()
             return
         params: dict[str, Any] = {"level": name, "data": data}
         if logger is not None:
@@ -175,6 +177,7 @@ class ToolContext:
         """Continue as a task of the tasks extension (tools registered with
         ``task_handoff="explicit"``); ``False`` here: this call is not one that may
         become a task, and the body simply goes on as part of its request."""
+        await trio.lowlevel.checkpoint()
         return False
 
     # -- reverse calls ------------------------------------------------------------

@@ -92,7 +92,11 @@ class LogRoute:
             self._idle = trio.Event()
             session = self.ctx.session_object
             try:
-                session.spawn_background(self._drain_task, BackgroundContext(session, None))
+                # The engine's own helper, one per route at a time: not counted against
+                # max_background (it is bounded by the requests and work that log).
+                session.spawn_background(
+                    self._drain_task, BackgroundContext(session, None), counted=False
+                )
             except ConnectionClosedError:
                 self._buffer = None
                 self._draining = False

@@ -159,8 +159,9 @@ class ResourceRoutes:
     def notify_resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated`` to every session subscribed to ``uri``.
 
-        Synchronous (each send is a task of its session), so it may be called from any
-        code running in the server's Trio run.
+        Synchronous (each session's notification queue sends it; see
+        ``trimcp.nursery._notifier``), so it may be called from any code running in the
+        server's Trio run.
         """
         for session in self.resources.subscribers(uri):
             if session in self._sessions:

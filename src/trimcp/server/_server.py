@@ -302,7 +302,6 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         for method, (handler, params_type) in routes.items():
             route = log_routed(era.wrap(method, handler, params_type))
             registry.add_request(method, self._guarded(method, route))
-        registry.add_notification("notifications/initialized", _initialized)
         return registry
 
     def _guarded(self, method: str, route: RequestHandler) -> RequestHandler:
@@ -319,7 +318,8 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         state.server_info = self.info
         state.server_capabilities = self.capabilities(version)
         state.instructions = self.instructions
-        state.initialized = True
+        # The session moves to "initialized" once this answer is written (its lifecycle
+        # table; nothing read after initialize is judged before that).
         ctx.session_object.channel.negotiated(version)
         result = InitializeResult(
             protocol_version=version,
@@ -388,6 +388,7 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
             middlewares=self.middlewares,
             limits=self.limits,
             state=SessionState(server_info=self.info),
+            exempt=partial(self.era.exempt, channel),
         ) as session:
             self._sessions.add(session)
             if tasks is not None:
@@ -455,7 +456,3 @@ async def _ping(_ctx: HandlerContext, _params: Any) -> dict[str, Any]:
 async def _set_level(ctx: HandlerContext, params: SetLevelParams) -> dict[str, Any]:
     ctx.session.log_level = params.level.value
     return {}
-
-
-async def _initialized(session: Session, _params: Any) -> None:
-    session.state.ready = True

@@ -12,8 +12,10 @@ server must:
   :class:`~trimcp.nursery.SessionState` built from it, methods the era removed are
   ``-32601``, and the result gets ``resultType``, ``serverInfo`` and, where the spec
   asks, cache hints;
-* anything else follows the handshake-era lifecycle of the session it came on
-  (:mod:`._lifecycle`).
+* anything else follows the handshake-era lifecycle of the session it came on, which
+  the session's own table judges before the request is admitted
+  (:mod:`trimcp.nursery._lifecycle`); :meth:`EraFront.exempt` tells it which requests
+  are this layer's to judge.
 
 So one stdio process or HTTP endpoint serves both: an ``initialize`` starts a session,
 a request with stateless ``_meta`` is answered on its own, whatever came before it.
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from trimcp.binding import structure, unstructure
 from trimcp.dispatch import McpError
-from trimcp.nursery import HandlerContext, SessionState
+from trimcp.nursery import HandlerContext, MessageChannel, Phase, SessionState
 from trimcp.protocol import (
     STATELESS_VERSIONS,
     ClientCapabilities,
@@ -41,9 +43,8 @@ from trimcp.protocol import (
     is_stateless_request,
     read_request_meta,
 )
-from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, NO_DATA, RESOURCE_NOT_FOUND
+from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, NO_DATA, RESOURCE_NOT_FOUND, Request
 
-from ._lifecycle import check_request
 from ._mrtr import MRTR_METHODS, InputRound, only_input_required, strip_input_required
 from ._param_headers import check_param_headers
 from ._request_state import RequestStateError, RequestStateSealer
@@ -138,13 +139,23 @@ class EraFront:
         return tuple(v for v in self.server.supported_versions if v in STATELESS_VERSIONS)
 
     def is_stateless(self, ctx: HandlerContext, method: str) -> bool:
+        return self._stateless_on(ctx.session_object.channel, method, ctx.params)
+
+    def _stateless_on(self, channel: MessageChannel, method: str, params: Any) -> bool:
         if not self.versions:
             return False  # a server of the handshake era only: it ignores the era's _meta
         if method in STATELESS_ONLY:
             return True
-        if getattr(ctx.session_object.channel, "stateless_era", False):
+        if getattr(channel, "stateless_era", False):
             return True
-        return is_stateless_request(ctx.params if isinstance(ctx.params, dict) else None)
+        return is_stateless_request(params if isinstance(params, dict) else None)
+
+    def exempt(self, channel: MessageChannel, request: Request) -> bool:
+        """Whether ``request``, read on ``channel``, is judged here rather than by the
+        session's handshake lifecycle: a stateless-era request, or a method of that era
+        only (which a handshake-only server answers ``-32601``)."""
+        method = request.method
+        return method in STATELESS_ONLY or self._stateless_on(channel, method, request.params)
 
     def wrap(self, method: str, handler: Handler, params_type: type[Any] | None) -> Handler:
         """The route for ``method``: era decision, checks, params structuring, result."""
@@ -155,7 +166,6 @@ class EraFront:
             if not self.is_stateless(ctx, method):
                 if method in STATELESS_ONLY:  # unknown to a handshake-era-only server
                     raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
-                check_request(ctx.session, method)
                 if params_type is not None:
                     params = structure(params or {}, params_type)
                     ctx.params = params
@@ -184,10 +194,8 @@ class EraFront:
             client_capabilities=capabilities,
             server_capabilities=server.capabilities(),
             instructions=server.instructions,
-            initialized=True,
-            ready=True,
             log_level=meta.log_level,
-            stateless=True,
+            phase=Phase.STATELESS,
         )
 
     async def _stateless(

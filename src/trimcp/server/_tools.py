@@ -22,7 +22,7 @@ from typing import Any, final
 import attrs
 
 from trimcp.binding import ArgumentsError, ToolBinding, bind_tool, unstructure
-from trimcp.dispatch import McpError
+from trimcp.dispatch import McpError, single_error
 from trimcp.protocol import Feature, Icon, Tool, ToolAnnotations, supports
 from trimcp.wire import INVALID_PARAMS
 
@@ -75,6 +75,24 @@ class RegisteredTool:
 
 def _error_result(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def _failed(name: str, exc: Exception) -> dict[str, Any]:
+    """The answer of a tool that raised ``exc``: an error result, or ``exc`` re-raised
+    for a protocol error. A group from the tool's own nursery holding one real error
+    is that error, so a :class:`ToolError` raised in a child task keeps its message."""
+    if isinstance(exc, ExceptionGroup):
+        real = single_error(exc)
+        if isinstance(real, Exception):
+            exc = real
+    if isinstance(exc, ArgumentsError):
+        return _error_result("Invalid arguments: " + "; ".join(exc.messages))
+    if isinstance(exc, ToolError):
+        return _error_result(str(exc))
+    if isinstance(exc, McpError):
+        raise exc
+    logger.error("tool %s raised", name, exc_info=exc)
+    return _error_result(f"Tool {name} failed")
 
 
 @final
@@ -148,15 +166,8 @@ class ToolRegistry:
         binding = registered.binding
         try:
             value = await binding.invoke(ctx, arguments)
-        except ArgumentsError as exc:
-            return _error_result("Invalid arguments: " + "; ".join(exc.messages))
-        except ToolError as exc:
-            return _error_result(str(exc))
-        except McpError:
-            raise
-        except Exception:
-            logger.exception("tool %s raised", name)
-            return _error_result(f"Tool {name} failed")
+        except Exception as exc:
+            return _failed(name, exc)
         result = binding.result_to_wire(value)
         version = ctx.session.protocol_version
         if (

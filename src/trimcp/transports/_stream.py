@@ -55,12 +55,19 @@ DEFAULT_SEND_TIMEOUT = 30.0
 class StreamChannel:
     """A :class:`trimcp.nursery.MessageChannel` over a send stream and a receive stream.
 
+    The input may end while the output still works (a stdio client closed the server's
+    stdin but still reads its stdout): the channel says so with ``half_close``, and the
+    session answers what it already read before it ends.
+
     Args:
       send_stream / receive_stream: the two halves (the same object for a two-way stream).
       max_line: the largest line accepted (default 4 MiB); see :class:`trimcp.wire.LineFramer`.
       receive_size: bytes asked for per read (default 64 KiB).
       send_timeout: seconds one write may take (default 30); see the module doc.
     """
+
+    #: A clean end of input leaves the output open (see the class doc).
+    half_close = True
 
     def __init__(
         self,

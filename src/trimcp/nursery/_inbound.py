@@ -1,0 +1,275 @@
+"""Inbound requests of a session: judged, admitted, run in their own scope, answered.
+
+Part of :class:`~trimcp.nursery.Session` (its module doc tells the whole story); this
+mixin holds the request side so that each file stays one concern.
+
+* **Judged** by the reader, in arrival order: a duplicate in-flight id and an unknown
+  method are refused at once, then the lifecycle table says whether the session's
+  phase accepts the request (:mod:`._lifecycle`). An ``initialize`` is a barrier: the
+  reader reads nothing more until it has been answered.
+* **Admitted** through a queue of ``max_queued`` entries to ``max_in_flight`` slots, in
+  arrival order; a request cancelled while it waited is dropped there, unstarted.
+* **Run** in a fresh cancel scope, the handler context's lifetime.
+* **Answered** while still holding the slot: the slot is freed only once the answer was
+  written, so answers waiting for a peer that does not read are bounded by the same
+  ``max_in_flight``, and the reader stops (backpressure) instead of piling them up.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Final, final
+
+import trio
+
+from trimcp.binding import structure, unstructure
+from trimcp.dispatch import RequestRoute, error_for_exception
+from trimcp.wire import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
+    ErrorObject,
+    ErrorResponse,
+    Message,
+    Request,
+    RequestId,
+    Response,
+)
+
+from ._context import HandlerContext
+from ._lifecycle import REFUSALS, Action, Event, LifecycleError, request_event
+
+if TYPE_CHECKING:
+    from trimcp.dispatch import Registry, Terminal
+
+    from ._lifecycle import Lifecycle
+    from ._limits import SessionLimits
+    from ._observer import RequestObserver
+
+__all__ = ["InFlight", "InboundRequests"]
+
+logger = logging.getLogger("trimcp.session")
+
+#: What a handler cut short by ``handler_timeout`` "returned".
+_TIMED_OUT: Final = object()
+_ADMIT: Final = frozenset({Action.ACCEPT, Action.BARRIER})
+
+
+@final
+class InFlight:
+    """The table entry of one inbound request."""
+
+    __slots__ = ("answered", "cancellable", "ctx", "peer_cancelled", "scope")
+
+    def __init__(self, scope: trio.CancelScope, cancellable: bool, barrier: bool) -> None:
+        self.scope = scope
+        self.cancellable = cancellable
+        self.ctx: HandlerContext | None = None
+        #: Set when the request was cancelled on purpose (peer, session end): no response.
+        self.peer_cancelled = False
+        #: A barrier's (``initialize``): set once it ended and its answer was written.
+        self.answered: trio.Event | None = trio.Event() if barrier else None
+
+
+class InboundRequests:
+    """The inbound-request half of :class:`~trimcp.nursery.Session` (a mixin)."""
+
+    # Provided by Session.
+    registry: Registry
+    observer: RequestObserver | None
+    limits: SessionLimits
+    lifecycle: Lifecycle
+    _nursery: trio.Nursery
+    _send_chain: Terminal
+    _in_flight: dict[RequestId, InFlight]
+    _in_flight_slots: trio.Semaphore
+    _running: int
+    _answering: int
+    _admission_send: trio.MemorySendChannel[tuple[Request, RequestRoute, InFlight]]
+    _admission_receive: trio.MemoryReceiveChannel[tuple[Request, RequestRoute, InFlight]]
+    #: Set once nothing is in flight, queued or being answered, while the input has ended.
+    _drained: trio.Event | None
+
+    async def _accept_request(self, request: Request) -> None:
+        if request.id in self._in_flight:
+            await self._refuse(
+                request,
+                INVALID_REQUEST,
+                "Invalid Request: a request with this id is already in flight",
+            )
+            return
+        route = self.registry.route(request.method)
+        if route is None:
+            await self._refuse(request, METHOD_NOT_FOUND, f"Method not found: {request.method}")
+            return
+        try:
+            action = self.lifecycle.handle(request_event(request.method), request)
+        except LifecycleError as exc:
+            await self._refuse(request, exc.code, exc.message)
+            return
+        if action not in _ADMIT:
+            code, message = REFUSALS[action]
+            await self._refuse(request, code, message)
+            return
+        entry = InFlight(trio.CancelScope(), route.cancellable, action is Action.BARRIER)
+        self._in_flight[request.id] = entry
+        # Blocks only when max_queued requests already wait for a slot: that is where
+        # backpressure stops the reader. Answers and notifications never wait here, so
+        # handlers at the in-flight cap still get the answers to their reverse calls.
+        # The hand-over takes no checkpoint while the queue has room (the reader had
+        # one when it received): a yield per request would cost a scheduler batch each.
+        try:
+            self._admission_send.send_nowait((request, route, entry))
+        except trio.WouldBlock:
+            await self._admission_send.send((request, route, entry))
+        if entry.answered is not None:
+            await entry.answered.wait()  # the barrier: nothing is read before it ends
+
+    async def _refuse(self, request: Request, code: int, message: str) -> None:
+        error = ErrorObject(code=code, message=message)
+        await self._reply(ErrorResponse(id=request.id, error=error), related=request.id)
+
+    async def _admit(self) -> None:
+        """Start queued requests, in arrival order, as in-flight slots free up.
+
+        After each receive (a checkpoint) it starts everything already queued while
+        slots are free, without a checkpoint per request. A request cancelled while it
+        waited (by the peer, or the session's end) is dropped without starting.
+        """
+        queue = self._admission_receive
+        slots = self._in_flight_slots
+        async for item in queue:
+            while True:
+                entry = item[2]
+                started = False
+                if not entry.scope.cancel_called:
+                    try:
+                        slots.acquire_nowait()
+                    except trio.WouldBlock:
+                        await slots.acquire()
+                    started = self._start(item)
+                if not started:
+                    if entry.answered is not None:
+                        self.lifecycle.handle(Event.INITIALIZE_FAILED)
+                    self._forget(item[0].id, entry)
+                try:
+                    item = queue.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+
+    def _start(self, item: tuple[Request, RequestRoute, InFlight]) -> bool:
+        """Start a request that holds a slot, unless it was cancelled while it waited
+        for it (then the slot goes back)."""
+        if item[2].scope.cancel_called:
+            self._in_flight_slots.release()
+            return False
+        self._running += 1
+        self._nursery.start_soon(self._run_request, *item)
+        return True
+
+    def _forget(self, request_id: RequestId, entry: InFlight) -> None:
+        """Remove a request that ended; release a barrier waiting on it."""
+        del self._in_flight[request_id]
+        if entry.answered is not None:
+            entry.answered.set()
+        if self._drained is not None:
+            self._idle_check()
+
+    async def _run_request(  # noqa: C901 - one flat frame per request (see below)
+        self, request: Request, route: RequestRoute, entry: InFlight
+    ) -> None:
+        reply: Message | None = None
+        params = request.params
+        meta = params.get("_meta") if params else None
+        ctx = HandlerContext(
+            self,  # type: ignore[arg-type]  # a mixin of Session
+            request.id,
+            request.method,
+            params,
+            meta if isinstance(meta, dict) else {},
+            entry.scope,
+        )
+        entry.ctx = ctx
+        watch = None
+        # One frame for the whole request (no helper coroutine): a parked request's
+        # frames are most of what it costs, and each is unwound again on cancellation.
+        try:
+            try:
+                if self.observer is not None:
+                    watch = self.observer.inbound(ctx)
+                with entry.scope:
+                    try:
+                        if route.params_type is not None:
+                            ctx.params = structure(params or {}, route.params_type)
+                        if self.limits.handler_timeout is None:
+                            result = await route.handler(ctx, ctx.params)
+                        else:
+                            with trio.move_on_after(self.limits.handler_timeout) as deadline:
+                                result = await route.handler(ctx, ctx.params)
+                            if deadline.cancelled_caught:
+                                result = _TIMED_OUT
+                    except Exception:
+                        if ctx.log_route is not None:
+                            await ctx.log_route.finish()  # the error answer follows that output
+                        raise
+                    if ctx.log_route is not None and result is not _TIMED_OUT:
+                        await ctx.log_route.finish()
+                    reply = _answer(request.id, result)
+            except Exception as exc:
+                if not entry.peer_cancelled:
+                    error = error_for_exception(exc, method=request.method, request_id=request.id)
+                    reply = ErrorResponse(id=request.id, error=error)
+            finally:
+                ctx._close()
+                self._running -= 1
+                # A scope cancelled by the handler itself means "no response" too, even
+                # when it returned (or raised) before a checkpoint delivered it.
+                if entry.peer_cancelled or entry.scope.cancel_called:
+                    reply = None
+                if watch is not None:
+                    watch.finished(reply)
+            if entry.answered is not None:
+                # initialize's outcome moves the phase before its answer goes out, so
+                # the peer that reads the answer finds the session initialized.
+                ok = isinstance(reply, Response)
+                self.lifecycle.handle(Event.INITIALIZE_ANSWERED if ok else Event.INITIALIZE_FAILED)
+            if reply is not None:
+                # The slot is still held while the answer is written (see the module doc).
+                self._answering += 1  # a graceful shutdown waits for answers on their way
+                try:
+                    await self._reply(reply, related=request.id)
+                finally:
+                    self._answering -= 1
+        finally:
+            self._in_flight_slots.release()
+            self._forget(request.id, entry)
+
+    async def _reply(self, message: Message, *, related: RequestId | None = None) -> None:
+        try:
+            await self._send_chain(message, related)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            logger.debug("peer gone before the answer to %r could be sent", related)
+
+    def _idle_check(self) -> None:
+        """Set ``_drained`` once nothing is in flight, queued or being answered."""
+        if not self._in_flight and self._answering == 0 and self._drained is not None:
+            self._drained.set()
+
+    def _cancel_inbound(self, request_id: object) -> None:
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            return
+        entry = self._in_flight.get(request_id)
+        if entry is None or not entry.cancellable:
+            return  # unknown, finished or initialize: ignored, as the spec allows
+        entry.peer_cancelled = True
+        entry.scope.cancel()
+
+
+def _answer(request_id: RequestId, result: Any) -> Message:
+    """The answer to a request whose handler returned ``result``."""
+    if result is _TIMED_OUT:
+        error = ErrorObject(code=REQUEST_TIMEOUT, message="Request timed out")
+        return ErrorResponse(id=request_id, error=error)
+    if type(result) is not dict:
+        result = {} if result is None else unstructure(result)
+    return Response(id=request_id, result=result)

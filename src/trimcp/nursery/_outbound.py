@@ -1,0 +1,218 @@
+"""Outbound requests of a session: ids, waiting, progress, timeouts, cancellation.
+
+Part of :class:`~trimcp.nursery.Session` (its module doc tells the whole story); this
+mixin holds the outbound side so that each file stays one concern.
+
+A request takes an id and a waiter from the :class:`~trimcp.dispatch.PendingTable` and
+waits in the caller's task under a timeout scope. Each progress notification for it
+pushes the deadline back (up to ``max_request_timeout``) and is queued in the call's
+:class:`~trimcp.nursery._callbacks.ProgressInbox`, where the waiting caller runs its
+``on_progress``: off the reader, in order, every one before the result. When the caller
+stops waiting and the request was written, ``notifications/cancelled`` goes out under a
+shielded, time-bounded scope before the caller's scope exits.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Unpack
+
+import trio
+
+from trimcp.dispatch import (
+    ConnectionClosedError,
+    McpError,
+    PendingCall,
+    ProgressCallback,
+    RequestTimeoutError,
+)
+from trimcp.wire import Notification, Request, RequestId
+
+from ._callbacks import ProgressInbox
+from ._observer import RequestObserver, RequestOptions
+
+if TYPE_CHECKING:
+    from trimcp.dispatch import PendingTable, Terminal
+
+    from ._limits import SessionLimits
+
+__all__ = ["CANCELLED", "OutboundRequests", "closed_reason"]
+
+logger = logging.getLogger("trimcp.session")
+
+CANCELLED = "notifications/cancelled"
+
+
+def closed_reason(exc: BaseException) -> str:
+    return f"Connection closed: {exc}" if str(exc) else "Connection closed"
+
+
+class OutboundRequests:
+    """The outbound-request half of :class:`~trimcp.nursery.Session` (a mixin)."""
+
+    # Provided by Session.
+    limits: SessionLimits
+    observer: RequestObserver | None
+    _pending: PendingTable
+    _send_chain: Terminal
+    _reverse_slots: trio.Semaphore
+    #: Progress inboxes of outbound requests made with ``on_progress``, by id.
+    _progress: dict[RequestId, ProgressInbox]
+    #: The session was ended from this side while the transport may still be up.
+    _ended_locally: bool
+
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, **options: Unpack[RequestOptions]
+    ) -> Awaitable[dict[str, Any]]:
+        """Send a request and wait for its result (see :meth:`_request`). A plain function,
+        so an :attr:`observer` wraps the call without a frame more for calls nobody watches."""
+        if self.observer is not None:
+            return self.observer.outbound(
+                self,  # type: ignore[arg-type]  # a mixin of Session
+                self._request,
+                method,
+                params,
+                **options,
+            )
+        return self._request(method, params, **options)
+
+    async def _request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        related: RequestId | None = None,
+    ) -> dict[str, Any]:
+        """Send a request and wait for its result.
+
+        Args:
+          timeout: seconds to wait (default: the session's ``request_timeout``); each
+            progress notification for this request restarts it, up to
+            ``max_request_timeout`` in total.
+          on_progress: called as ``await on_progress(progress, total, message)`` for each
+            progress notification, in this task, in order, all before the result is
+            returned; giving it adds a ``progressToken`` to ``_meta``.
+          related: the inbound request this one is made for (reverse calls).
+
+        Raises:
+          McpError: the peer answered with an error.
+          RequestTimeoutError: no answer in time (``notifications/cancelled`` was sent).
+          ConnectionClosedError: the peer went away first.
+        """
+        call = await self._pending.allocate(method, on_progress)
+        try:
+            inbox: ProgressInbox | None = None
+            if on_progress is not None:
+                params = dict(params or {})
+                params["_meta"] = {**params.get("_meta", {}), "progressToken": call.id}
+                inbox = self._progress[call.id] = ProgressInbox(self.limits.max_queued_callbacks)
+            wait = self.limits.request_timeout if timeout is None else timeout
+            now = trio.current_time()
+            hard_deadline = now + max(wait, self.limits.max_request_timeout)
+            sent = False
+            try:
+                with trio.CancelScope(deadline=now + wait) as timeout_scope:
+                    call.timeout_scope = timeout_scope
+                    call.hard_deadline = hard_deadline
+                    try:
+                        await self._send_chain(
+                            Request(id=call.id, method=method, params=params), related
+                        )
+                    except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                        raise ConnectionClosedError(closed_reason(exc)) from exc
+                    sent = True
+                    if inbox is None:
+                        return await call.wait()
+                    return await self._wait_reporting(call, inbox)
+            finally:
+                if sent and method != "initialize" and (not call.done or self._abandoned(call)):
+                    await self._send_cancel(call.id, related)
+            raise RequestTimeoutError(f"{method} got no answer within {wait:g} s")
+        finally:
+            self._pending.release(call)
+            if on_progress is not None:
+                del self._progress[call.id]
+
+    async def _wait_reporting(self, call: PendingCall, inbox: ProgressInbox) -> dict[str, Any]:
+        """Wait for ``call``'s answer, running its progress callback in this task as the
+        notifications arrive: in order, and every one received before the answer."""
+        on_progress = call.on_progress
+        assert on_progress is not None
+        items = inbox.items
+        while True:
+            inbox.wake = trio.Event()
+            while items:
+                progress, total, message = items.popleft()
+                try:
+                    await on_progress(progress, total, message)
+                except Exception:
+                    logger.exception("progress callback for request %r raised", call.id)
+            if call.done:
+                return await call.wait()
+            await inbox.wake.wait()
+
+    async def reverse_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        related: RequestId | None,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> dict[str, Any]:
+        """A request made from a handler context: bounded by ``max_reverse_calls``."""
+        async with self._reverse_slots:
+            return await self.request(
+                method, params, timeout=timeout, on_progress=on_progress, related=related
+            )
+
+    async def _send_cancel(self, request_id: RequestId, related: RequestId | None) -> None:
+        """Tell the peer we gave up on ``request_id``: shielded and time-bounded."""
+        deadline = trio.current_time() + self.limits.cancel_send_timeout
+        with trio.CancelScope(shield=True, deadline=deadline):
+            try:
+                await self._send_chain(
+                    Notification(method=CANCELLED, params={"requestId": request_id}), related
+                )
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return  # the peer is gone (no suppress(): one object less per cancel)
+
+    def _on_progress(self, params: dict[str, Any]) -> None:
+        token = params.get("progressToken")
+        if not isinstance(token, int) or isinstance(token, bool):
+            return
+        inbox = self._progress.get(token)
+        progress = params.get("progress")
+        if inbox is None or not isinstance(progress, int | float):
+            return
+        call = self._pending.get(token)
+        if call is not None and call.timeout_scope is not None:
+            wait = self.limits.request_timeout
+            call.timeout_scope.deadline = min(trio.current_time() + wait, call.hard_deadline)
+        total = params.get("total")
+        message = params.get("message")
+        inbox.push(
+            (
+                progress,
+                total if isinstance(total, int | float) else None,
+                message if isinstance(message, str) else None,
+            )
+        )
+
+    def _abandoned(self, call: PendingCall) -> bool:
+        """Whether ``call`` was failed only because this side closed the session.
+
+        The peer may still be listening then, so it is told about the request with
+        ``notifications/cancelled`` like any other request that was given up.
+        """
+        # Only the close fails a call with ConnectionClosedError while it was written
+        # and the transport still worked (each caller has its own copy of the reason).
+        return self._ended_locally and isinstance(call.error, ConnectionClosedError)
+
+    def _fail_pending(self, reason: McpError) -> None:
+        self._pending.fail_all(reason)
+        for inbox in self._progress.values():
+            inbox.wake.set()
