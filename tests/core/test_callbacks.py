@@ -198,3 +198,51 @@ async def test_progress_callbacks_are_bounded_per_call(autojump_clock: Any) -> N
     assert got[0] == 1  # the first was already running
     assert got[-3:] == [18, 19, 20]
     assert len(got) == 4
+
+
+async def test_a_call_returns_after_the_callbacks_of_what_came_before_its_answer(
+    autojump_clock: Any,
+) -> None:
+    """The log lines a tool sent while it ran have reached ``on_log`` when its call
+    returns, however slow the callback: they arrived before the answer."""
+    seen: list[str] = []
+
+    async def on_log(params: LoggingMessageParams) -> None:
+        await trio.sleep(1)  # slower than the answer
+        seen.append(str(params.data))
+
+    async with trimcp.open_client(_server().in_memory(), on_log=on_log, era="handshake") as client:
+        await client.call_tool("chatty", {"count": 3})
+        assert seen == ["line 0", "line 1", "line 2"]
+
+
+async def test_calls_made_by_callbacks_do_not_wait_for_callbacks(autojump_clock: Any) -> None:
+    """A callback's own calls skip the wait: two callbacks that call back into their
+    client while each other's notifications are queued finish, and so does the call
+    that caused them."""
+    server = _server()
+    clients: list[trimcp.Client] = []
+    seen: list[str] = []
+
+    async def on_log(params: LoggingMessageParams) -> None:
+        result = await clients[0].call_tool("echo", {"text": str(params.data)})
+        seen.append(result.content[0].text)  # type: ignore[union-attr]
+
+    async def on_changed() -> None:
+        seen.append(f"tools: {len(await clients[0].list_all_tools())}")
+
+    async with trimcp.open_client(
+        server.in_memory(), on_log=on_log, on_tools_list_changed=on_changed, era="handshake"
+    ) as client:
+        clients.append(client)
+
+        @server.tool()
+        async def change_and_log(ctx: trimcp.ToolContext) -> str:
+            server.remove_tool("steps")
+            await ctx.log("info", "after the change")
+            return "ok"
+
+        with trio.fail_after(10):
+            result = await client.call_tool("change_and_log", {})
+        assert result.content[0].text == "ok"  # type: ignore[union-attr]
+        assert sorted(seen) == ["after the change", "tools: 3"]

@@ -7,7 +7,9 @@ A request takes an id and a waiter from the :class:`~trimcp.dispatch.PendingTabl
 waits in the caller's task under a timeout scope. Each progress notification for it
 pushes the deadline back (up to ``max_request_timeout``) and is queued in the call's
 :class:`~trimcp.nursery._callbacks.ProgressInbox`, where the waiting caller runs its
-``on_progress``: off the reader, in order, every one before the result. When the caller
+``on_progress``: off the reader, in order, every one before the result; the other
+notification callbacks of what arrived before the answer have run too
+(:meth:`~trimcp.nursery._callbacks.CallbackQueues.caught_up`). When the caller
 stops waiting and the request was written, ``notifications/cancelled`` goes out under a
 shielded, time-bounded scope before the caller's scope exits.
 """
@@ -29,7 +31,7 @@ from trimcp.dispatch import (
 )
 from trimcp.wire import Notification, Request, RequestId
 
-from ._callbacks import ProgressInbox
+from ._callbacks import CallbackQueues, ProgressInbox
 from ._observer import RequestObserver, RequestOptions
 
 if TYPE_CHECKING:
@@ -59,6 +61,7 @@ class OutboundRequests:
     _reverse_slots: trio.Semaphore
     #: Progress inboxes of outbound requests made with ``on_progress``, by id.
     _progress: dict[RequestId, ProgressInbox]
+    _callbacks: CallbackQueues
     #: The session was ended from this side while the transport may still be up.
     _ended_locally: bool
 
@@ -125,12 +128,18 @@ class OutboundRequests:
                         raise ConnectionClosedError(closed_reason(exc)) from exc
                     sent = True
                     if inbox is None:
-                        return await call.wait()
-                    return await self._wait_reporting(call, inbox)
+                        result = await call.wait()
+                    else:
+                        result = await self._wait_reporting(call, inbox)
             finally:
                 if sent and method != "initialize" and (not call.done or self._abandoned(call)):
                     await self._send_cancel(call.id, related)
-            raise RequestTimeoutError(f"{method} got no answer within {wait:g} s")
+            if timeout_scope.cancelled_caught:
+                raise RequestTimeoutError(f"{method} got no answer within {wait:g} s")
+            # What the peer said before answering reaches its callbacks first.
+            if self._callbacks.outstanding:
+                await self._callbacks.caught_up()
+            return result
         finally:
             self._pending.release(call)
             if on_progress is not None:
