@@ -231,17 +231,16 @@ async def test_calls_made_by_callbacks_do_not_wait_for_callbacks(autojump_clock:
     async def on_changed() -> None:
         seen.append(f"tools: {len(await clients[0].list_all_tools())}")
 
+    @server.tool()
+    async def change_and_log(ctx: trimcp.ToolContext) -> str:
+        server.remove_tool("steps")
+        await ctx.log("info", "after the change")
+        return "ok"
+
     async with trimcp.open_client(
         server.in_memory(), on_log=on_log, on_tools_list_changed=on_changed, era="handshake"
     ) as client:
         clients.append(client)
-
-        @server.tool()
-        async def change_and_log(ctx: trimcp.ToolContext) -> str:
-            server.remove_tool("steps")
-            await ctx.log("info", "after the change")
-            return "ok"
-
         with trio.fail_after(10):
             result = await client.call_tool("change_and_log", {})
         assert result.content[0].text == "ok"  # type: ignore[union-attr]
