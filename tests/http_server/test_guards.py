@@ -75,8 +75,8 @@ async def test_origin_matrix(method: str, origin: str | None, status: int) -> No
         exchange.disconnect.set()
 
 
-async def test_non_loopback_checks_origin_against_host_only() -> None:
-    async with running(make_server()) as client:
+async def test_non_loopback_checks_origin_against_an_allowed_host() -> None:
+    async with running(make_server(), allowed_hosts=["mcp.example.com"]) as client:
         far = ("10.0.0.5", 8000)
         ok = await client.request("POST", INIT, headers(host="mcp.example.com"), server=far)
         assert ok.status == 200

@@ -72,13 +72,12 @@ from ._event_store import EventStore, MemoryEventStore
 from ._guards import (
     SERVER_ERROR,
     Headers,
-    HostPolicy,
     HttpError,
     accepts,
     check_framing,
-    check_host_and_origin,
     is_json_content_type,
 )
+from ._hosts import HostPolicy, check_host_and_origin
 from ._legacy_sse import LegacySseEndpoint
 from ._modern_post import check_modern_post, is_modern_post, param_headers, status_for
 from ._server_limits import HttpServerLimits

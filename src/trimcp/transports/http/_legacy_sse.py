@@ -38,12 +38,11 @@ from ._guards import (
     SERVER_ERROR,
     SESSION_ID_PATTERN,
     Headers,
-    HostPolicy,
     HttpError,
     accepts,
-    check_host_and_origin,
     is_json_content_type,
 )
+from ._hosts import HostPolicy, check_host_and_origin
 from ._legacy_sse_channel import LegacySseChannel
 from ._server_limits import HttpServerLimits
 from ._sessions_manager import SessionManager, new_session_id
