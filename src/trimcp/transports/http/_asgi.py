@@ -68,6 +68,7 @@ from ._auth import (
     authorize,
     metadata_document,
 )
+from ._budget import EventBudget
 from ._event_store import EventStore, MemoryEventStore
 from ._guards import (
     SERVER_ERROR,
@@ -157,6 +158,8 @@ class StreamableHttpApp(SessionRoutes):
         #: supported; each gets a session of its own, whatever ``stateless`` says.
         self.serves_stateless = any(v in STATELESS_VERSIONS for v in supported_versions)
         self.standalone_get = standalone_get and not stateless
+        #: The bytes every session's in-memory event store holds together.
+        self.event_budget = EventBudget(self.limits.replay_total_bytes)
         if event_store is _DEFAULT_STORE:
             event_store = None if stateless else self._memory_store
         self.manager = SessionManager(serve_session, self.limits, event_store)
@@ -176,6 +179,8 @@ class StreamableHttpApp(SessionRoutes):
             max_events=self.limits.replay_events,
             max_bytes=self.limits.replay_bytes,
             max_streams=self.limits.replay_streams,
+            max_session_bytes=self.limits.replay_session_bytes,
+            budget=self.event_budget,
         )
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:

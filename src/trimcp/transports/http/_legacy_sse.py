@@ -132,9 +132,13 @@ class LegacySseEndpoint:
         session_id = new_session_id()
         root = str(scope.get("root_path") or "").rstrip("/")
         endpoint = f"{root}{self.messages_path}?session_id={session_id}"
-        channel = LegacySseChannel(session_id, self.limits, endpoint)
+        channel = LegacySseChannel(session_id, self.limits, endpoint, self.manager.session_output())
         channel.bind(caller)
-        self.manager.adopt(channel)
+        try:
+            self.manager.adopt(channel)
+        except HttpError:
+            channel.outbox.abort()
+            raise
         self._channels[session_id] = channel
         logger.debug("SSE session %s opened", session_id)
         try:
@@ -142,6 +146,7 @@ class LegacySseEndpoint:
         finally:
             self._channels.pop(session_id, None)
             self.manager.terminate(channel)
+            channel.outbox.abort()
             logger.debug("SSE session %s ended", session_id)
 
     # ------------------------------------------------------------------ POST: one message

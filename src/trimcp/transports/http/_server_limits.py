@@ -50,6 +50,17 @@ class HttpServerLimits:
         per stream (defaults 1000 and 4 MiB); the oldest go first.
       replay_streams: streams the in-memory event store keeps per session (default
         64); the oldest stream goes first.
+      replay_session_bytes / replay_total_bytes: bytes of events the in-memory event
+        store keeps per session (default 16 MiB) and for all sessions together (default
+        256 MiB). Past the first the session's oldest events go; past the second the
+        oldest events of the session holding the most. A client resuming from before
+        an evicted event gets 410.
+      output_session_bytes / output_total_bytes: bytes queued or being written to the
+        responses of one session (default 16 MiB) and of all sessions together
+        (default 256 MiB): SSE events, JSON answers, HTTP+SSE streams. An SSE event that
+        does not fit closes its stream (as an overflow does; the client resumes from the
+        event store); a JSON answer that does not fit is replaced by a ``-32000`` error
+        for its request; an HTTP+SSE stream that does not fit ends its session.
       sse_retry_ms: the ``retry`` field of every priming event (default 1000).
       max_dropped: nothing is kept of dropped messages but a count; this only caps the
         debug logging of them per session (default 100 log lines).
@@ -82,6 +93,10 @@ class HttpServerLimits:
     replay_events: int = attrs.field(default=1000, validator=_positive)
     replay_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
     replay_streams: int = attrs.field(default=64, validator=_positive)
+    replay_session_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)
+    replay_total_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=_positive)
+    output_session_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)
+    output_total_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=_positive)
     sse_retry_ms: int = attrs.field(default=1000, validator=_positive)
     max_dropped: int = attrs.field(default=100, validator=_positive)
     max_connections: int = attrs.field(default=1000, validator=_positive)

@@ -19,6 +19,7 @@ import trio
 
 from trimcp.nursery import MessageChannel
 
+from ._budget import ByteBudget
 from ._event_store import EventStore
 from ._guards import SERVER_ERROR, HttpError
 from ._server_limits import HttpServerLimits
@@ -36,6 +37,8 @@ class ManagedChannel(MessageChannel, Protocol):
 
     session_id: str | None
     on_close: Callable[[], None] | None
+    #: The session's output budget, closed when the session is forgotten.
+    output: ByteBudget | None
 
     def close(self) -> None: ...
 
@@ -63,6 +66,8 @@ class SessionManager:
         self._nursery: trio.Nursery | None = None
         #: Sessions ended by the idle reaper (a counter for tests and metrics).
         self.reaped = 0
+        #: Bytes queued or being written to every session's clients.
+        self.output = ByteBudget(limits.output_total_bytes)
 
     @property
     def running(self) -> bool:
@@ -100,11 +105,15 @@ class SessionManager:
         session_id = None if stateless else new_session_id()
         factory = self.store_factory if resumable else None
         store = factory() if factory is not None else None
-        channel = HttpSessionChannel(session_id, self.limits, store)
+        channel = HttpSessionChannel(session_id, self.limits, store, self.session_output())
         if session_id is not None:
             self._sessions[session_id] = channel
         self._spawn(channel)
         return channel
+
+    def session_output(self) -> ByteBudget:
+        """A new session's output budget, inside the server's."""
+        return ByteBudget(self.limits.output_session_bytes, self.output)
 
     def adopt(self, channel: ManagedChannel) -> None:
         """Serve a session of another transport (legacy HTTP+SSE) beside these.
@@ -142,6 +151,8 @@ class SessionManager:
         self._forget(channel)
 
     def _forget(self, channel: ManagedChannel) -> None:
+        if channel.output is not None:
+            channel.output.close()
         self._scopes.pop(channel, None)
         if channel.session_id is not None and self._sessions.get(channel.session_id) is channel:
             del self._sessions[channel.session_id]
