@@ -115,6 +115,7 @@ class AsgiClient:
         *,
         path: str = "/mcp",
         server: tuple[str, int] | None = ("127.0.0.1", 8000),
+        client: tuple[str, int] = ("127.0.0.1", 50000),
     ) -> Exchange:
         exchange = Exchange()
         chunks = [body] if isinstance(body, bytes) else list(body)
@@ -132,7 +133,7 @@ class AsgiClient:
             "raw_path": path.encode(),
             "query_string": b"",
             "headers": [(k.lower().encode(), v.encode()) for k, v in items],
-            "client": ("127.0.0.1", 50000),
+            "client": client,
             "server": server,
         }
         pending = list(chunks)

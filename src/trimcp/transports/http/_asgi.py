@@ -116,7 +116,8 @@ class StreamableHttpApp(SessionRoutes):
       draining: tells whether the server is shutting down (``Server.shutdown``): then a
         POST carrying a request gets 503 with ``Retry-After`` and a ``-32000`` error.
       auth: the resource server that authenticates and authorizes requests (see
-        :mod:`._auth`); ``None`` serves everyone.
+        :mod:`._auth`); ``None`` serves everyone. Sessions are budgeted per
+        authenticated caller (``max_sessions_per_client``), else per client address.
     """
 
     def __init__(
@@ -265,7 +266,7 @@ class StreamableHttpApp(SessionRoutes):
                 405, "Method Not Allowed", code=SERVER_ERROR, headers=[(b"allow", b"POST")]
             )
         if method == "POST":
-            return self._post(receive, send, headers, request, caller)
+            return self._post(scope, receive, send, headers, request, caller)
         if method == "GET" and self.standalone_get:
             return self._get(receive, send, headers, caller)
         if method == "DELETE" and not self.stateless:
@@ -298,6 +299,7 @@ class StreamableHttpApp(SessionRoutes):
     # ------------------------------------------------------------------ POST
     async def _post(
         self,
+        scope: Scope,
         receive: Receive,
         send: Send,
         headers: Headers,
@@ -335,7 +337,7 @@ class StreamableHttpApp(SessionRoutes):
             if candidate:
                 channel = self._lookup(headers, caller)
             if channel is None:
-                channel = await self._open_for(messages, headers, caller)
+                channel = await self._open_for(messages, headers, caller, scope)
                 if channel is None:
                     await send_empty(send, 202)
                     return
@@ -389,7 +391,7 @@ class StreamableHttpApp(SessionRoutes):
         return messages
 
     async def _open_for(
-        self, messages: list[Message], headers: Headers, caller: Caller | None
+        self, messages: list[Message], headers: Headers, caller: Caller | None, scope: Scope
     ) -> HttpSessionChannel | None:
         """The session for a POST without ``Mcp-Session-Id`` (``None``: nothing to do);
         it belongs to ``caller``."""
@@ -397,7 +399,7 @@ class StreamableHttpApp(SessionRoutes):
         if not self.stateless:
             if not initialize:
                 raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
-            created = self.manager.create()
+            created = self.manager.create(client=self.manager.client_key(scope, caller))
             created.owner = caller.identity if caller is not None else None
             return created
         if not initialize:

@@ -135,7 +135,7 @@ class LegacySseEndpoint:
         channel = LegacySseChannel(session_id, self.limits, endpoint, self.manager.session_output())
         channel.bind(caller)
         try:
-            self.manager.adopt(channel)
+            self.manager.adopt(channel, client=self.manager.client_key(scope, caller))
         except HttpError:
             channel.outbox.abort()
             raise

@@ -24,6 +24,7 @@ from trimcp.nursery import Caller
 from trimcp.wire import Message, RequestId, encode, encode_sse
 
 from ._budget import ByteBudget
+from ._handshake import note_initialized
 from ._server_limits import HttpServerLimits
 from ._sse_stream import Outbox
 
@@ -54,6 +55,8 @@ class LegacySseChannel:
         #: The revision the session negotiated (set by the lifecycle).
         self.protocol_version: str | None = None
         self.on_close: Callable[[], None] | None = None
+        #: Called once ``notifications/initialized`` was delivered (the handshake is done).
+        self.on_initialized: Callable[[], None] | None = None
         self.output = output
         self._inbound_send, self._inbound = trio.open_memory_channel[Message](limits.inbound_queue)
         self.outbox = Outbox(
@@ -112,8 +115,10 @@ class LegacySseChannel:
         """Queue one inbound message (waits while the queue is full).
 
         Raises :class:`trio.ClosedResourceError` once the session is closed.
+        ``notifications/initialized`` calls :attr:`on_initialized`.
         """
         await self._inbound_send.send(message)
+        note_initialized(self, message)
 
     def close(self) -> None:
         """End the session: no more input; the stream ends after what is queued."""

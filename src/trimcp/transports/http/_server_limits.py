@@ -33,7 +33,15 @@ class HttpServerLimits:
       max_header_bytes: bytes of all header names and values together (default
         16 KiB); more gets 431.
       max_sessions: live sessions at once (default 1024). Beyond it ``initialize`` gets
-        503 with ``Retry-After``.
+        503 with ``Retry-After``, unless a session still in its handshake can give way
+        (the oldest, of the client holding the most).
+      max_sessions_per_client: live sessions one client may hold (default 64): one
+        address (an IPv6 /64), or one authenticated caller when the app has an
+        authorization layer (``auth=``). Beyond it that client's ``initialize`` gets 429 with
+        ``Retry-After``; other clients are not affected.
+      handshake_timeout: seconds a session opened by ``initialize`` may go without
+        ``notifications/initialized`` (default 10); then it ends (later requests get
+        404).
       retry_after: the ``Retry-After`` seconds of that 503 (default 5).
       session_idle_timeout: seconds a session may go without any HTTP request or open
         stream before it is terminated (default 1800).
@@ -83,6 +91,8 @@ class HttpServerLimits:
     body_timeout: float = attrs.field(default=30.0, validator=_positive)
     max_header_bytes: int = attrs.field(default=16 * 1024, validator=_positive)
     max_sessions: int = attrs.field(default=1024, validator=_positive)
+    max_sessions_per_client: int = attrs.field(default=64, validator=_positive)
+    handshake_timeout: float = attrs.field(default=10.0, validator=_positive)
     retry_after: int = attrs.field(default=5, validator=_positive)
     session_idle_timeout: float = attrs.field(default=1800.0, validator=_positive)
     inbound_queue: int = attrs.field(default=32, validator=_positive)

@@ -53,6 +53,7 @@ from trimcp.wire import (
 from ._budget import ByteBudget
 from ._event_store import EventStore
 from ._guards import SERVER_ERROR, HttpError
+from ._handshake import note_initialized
 from ._server_limits import HttpServerLimits
 from ._sse_stream import Outbox
 
@@ -124,6 +125,8 @@ class HttpSessionChannel:
         self.busy = 0
         self.last_active = trio.current_time()
         self.on_close: Callable[[], None] | None = None
+        #: Called once ``notifications/initialized`` was delivered (the handshake is done).
+        self.on_initialized: Callable[[], None] | None = None
         self._inbound_send, self._inbound = trio.open_memory_channel[Message](limits.inbound_queue)
         self._by_request: dict[RequestId, RequestStream] = {}
         self._live: dict[str, RequestStream] = {}
@@ -446,8 +449,10 @@ class HttpSessionChannel:
         return outbox
 
     async def deliver(self, message: Message) -> None:
-        """Queue one inbound message for the session (waits while the queue is full)."""
+        """Queue one inbound message for the session (waits while the queue is full);
+        ``notifications/initialized`` calls :attr:`on_initialized`."""
         await self._inbound_send.send(message)
+        note_initialized(self, message)
 
     async def deliver_internal(self, request: Request) -> trio.Event:
         """Deliver a request whose response the transport swallows; set when answered."""
