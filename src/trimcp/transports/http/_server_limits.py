@@ -19,6 +19,11 @@ def _positive(_inst: object, attribute: attrs.Attribute[Any], value: Any) -> Non
         raise ValueError(f"{attribute.name} must be positive, got {value!r}")
 
 
+def _fraction(_inst: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if not 0 < value < 1:
+        raise ValueError(f"{attribute.name} must be between 0 and 1, got {value!r}")
+
+
 @final
 @attrs.frozen(kw_only=True)
 class HttpServerLimits:
@@ -76,15 +81,23 @@ class HttpServerLimits:
     Bounds of the connections themselves, kept by the ``h11`` engine of ``serve_http``
     (hypercorn keeps its own):
 
-      max_connections: connections served at once (default 1000). Past it the server
-        stops accepting; new clients wait in the listen backlog until one ends (an idle
-        keep-alive connection ends after ``keep_alive_timeout``).
+      max_connections: connections served at once (default 1000). At the cap, a new
+        connection takes the place of one still waiting for a request head (the oldest
+        of the client with the most of them; 408 if its head had begun), or waits in
+        the listen backlog until one ends.
       keep_alive_timeout: seconds a connection may sit idle between requests, or
         before its first (default 5), then it is closed.
       header_timeout: seconds a request line and headers may take once their first
         byte arrived (default 10); slower heads get 408 and the connection is closed.
         ``max_header_bytes`` bounds the raw request line and headers together too
         (431).
+      pressure: the share of ``max_connections`` in use from which the server is under
+        pressure (default 0.5). Then ``keep_alive_timeout`` and ``header_timeout``
+        shrink in proportion to the load, down to ``pressure_timeout`` (default 1 s)
+        at the cap, and ...
+      max_connections_per_client: ... a client (an address, an IPv6 /64) holding this
+        many connections (default 250) has further ones turned away with 503 and
+        ``Retry-After``. Below ``pressure`` nothing is refused.
     """
 
     max_body_size: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
@@ -112,3 +125,6 @@ class HttpServerLimits:
     max_connections: int = attrs.field(default=1000, validator=_positive)
     keep_alive_timeout: float = attrs.field(default=5.0, validator=_positive)
     header_timeout: float = attrs.field(default=10.0, validator=_positive)
+    pressure: float = attrs.field(default=0.5, validator=_fraction)
+    pressure_timeout: float = attrs.field(default=1.0, validator=_positive)
+    max_connections_per_client: int = attrs.field(default=250, validator=_positive)
