@@ -90,7 +90,7 @@ async def serve_websocket(
             channel = WebSocketChannel(messages, caller=caller)
             try:
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(messages.keepalive)
+                    nursery.start_soon(messages.run)
                     await serve_until_expiry(
                         partial(server.serve_channel, tasks=task_host), channel
                     )

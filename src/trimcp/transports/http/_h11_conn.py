@@ -276,10 +276,13 @@ class H11Connection:
         if problem is not None or not isinstance(event, h11.EndOfMessage):
             await self._refuse(400, f"Bad Request: {problem or 'an upgrade request has no body'}")
             return
-        try:
-            await self.app(upgrade.scope(self._scope(request)), upgrade.receive, upgrade.send)
-        except Exception:
-            logger.exception("the ASGI app failed on a WebSocket at %r", request.target)
+        async with trio.open_nursery() as background:  # the read-ahead and keep-alive
+            upgrade.background = background
+            try:
+                await self.app(upgrade.scope(self._scope(request)), upgrade.receive, upgrade.send)
+            except Exception:
+                logger.exception("the ASGI app failed on a WebSocket at %r", request.target)
+            background.cancel_scope.cancel()
         if upgrade.messages is None:
             await self._refuse(*(upgrade.refused or (500, "Internal Server Error")))
         else:
