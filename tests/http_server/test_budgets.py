@@ -192,6 +192,12 @@ async def test_outbox_holds_its_bytes_until_written_or_dropped() -> None:
     assert not outbox.put(b"z")  # past the session's budget: the stream overflowed
     assert outbox.overflowed
     assert outbox.closed
+    # Nothing was written yet, so the first item (a priming event) is kept: the client
+    # learns an event id to resume from. The rest went back to the budget.
+    assert len(outbox) == 1
+    assert session.used == server.used == 30
+    assert await outbox.get() == (None, b"x" * 30)
+    assert await outbox.get() is None
     assert session.used == server.used == 0
     answer = Outbox(max_events=1, max_bytes=1, budget=session)
     assert answer.put(b"a" * 50, whole=True)  # a JSON answer skips the stream's bounds
@@ -315,3 +321,63 @@ async def test_a_legacy_stream_over_its_output_budget_ends_its_session(
         await trio.sleep(limits.send_timeout + 1)  # the stalled write gives up
         assert not len(client.app.legacy)
         assert client.app.manager.output.used == 0
+
+
+def test_a_full_server_budget_sheds_the_largest_stream_of_the_largest_session() -> None:
+    server = ByteBudget(100)
+    hog = ByteBudget(80, server)
+    quiet = ByteBudget(80, server)
+    stalled = Outbox(max_events=10, max_bytes=1000, budget=hog)
+    assert stalled.put(b"p")  # its priming event, then a backlog nobody reads
+    assert stalled.get  # (never drained)
+    for _ in range(7):
+        assert stalled.put(b"h" * 10)
+    other = Outbox(max_events=10, max_bytes=1000, budget=hog)
+    assert other.put(b"o" * 5)
+    assert server.used == 76
+    answer = Outbox(max_events=1, max_bytes=1, budget=quiet)
+    assert answer.put(b"a" * 40, whole=True)  # fits only once the hog gives way
+    assert stalled.overflowed  # the hog's largest stream was shed ...
+    assert len(stalled) == 1  # ... keeping its priming event, so its client can resume
+    assert not other.overflowed  # one stream was enough
+    assert server.used == hog.used + quiet.used <= 100
+    # The hog asking for more cannot take it from a smaller session: its stream overflows.
+    assert not other.put(b"o" * 60)
+    assert other.overflowed
+    assert answer.held == 40
+    hog.close()
+    quiet.close()
+    assert server.used == 0
+
+
+async def test_unread_streams_of_one_client_do_not_keep_others_answers_out() -> None:
+    limits = HttpServerLimits(output_session_bytes=16384, output_total_bytes=16000)
+    async with running(make_server(), limits=limits) as client:
+        await client.initialize()
+        stalled = trio.Event()
+        call = client.start(
+            "POST",
+            rpc(2, "tools/call", {"name": "flood", "arguments": {"count": 50}}),
+            client.headers(),
+        )
+        original = call.send
+
+        async def never_reads(message: Any) -> None:
+            await original(message)
+            if message["type"] == "http.response.body":
+                stalled.set()
+                await trio.sleep_forever()
+
+        call.send = never_reads  # type: ignore[method-assign]
+        with trio.fail_after(5):
+            await stalled.wait()
+            await trio.testing.wait_all_tasks_blocked()
+        assert client.app.manager.output.used > 8000  # the stalled stream holds a lot
+        other = AsgiClient(client.app, client.nursery)
+        await other.initialize()
+        text = "y" * 8000
+        reply = await other.post(
+            rpc(3, "tools/call", {"name": "echo", "arguments": {"text": text}})
+        )
+        assert reply.json["result"]["content"][0]["text"] == text
+        call.disconnect.set()

@@ -18,35 +18,93 @@ from __future__ import annotations
 
 from typing import Protocol, final
 
-__all__ = ["ByteBudget", "EventBudget", "EventHolder"]
+__all__ = ["ByteBudget", "EventBudget", "EventHolder", "Sheddable"]
+
+
+class Sheddable(Protocol):
+    """A holder of output bytes that may be made to give them all back (a stream)."""
+
+    @property
+    def held(self) -> int:
+        """Bytes it holds against its budget."""
+        ...
+
+    def shed(self) -> None:
+        """Give everything back (the stream is closed as if it overflowed)."""
+        ...
 
 
 @final
 class ByteBudget:
     """Bytes held against ``limit`` and against every enclosing budget at once.
 
+    A session's budget sits inside the server's. A session over its own budget is
+    refused (its own stream overflows). The server's budget, when full, first makes
+    the sessions holding the most give way: the largest stream of the largest session
+    is shed, as long as that session holds at least as much as the one asking, and
+    never the stream that asks. So streams a client leaves unread cannot keep another
+    client's answers out.
+
     A session's budget is closed when the session ends: what it still holds goes back
     to its parent at once, so no path that forgets to give bytes back (a response cut
     short, a queue never drained) can shrink the server's budget for good.
     """
 
-    __slots__ = ("closed", "limit", "parent", "used")
+    __slots__ = ("_children", "_holders", "closed", "limit", "parent", "used")
 
     def __init__(self, limit: int, parent: ByteBudget | None = None) -> None:
         self.limit = limit
         self.parent = parent
         self.used = 0
         self.closed = False
+        #: Budgets inside this one (the server's budget: its sessions').
+        self._children: dict[ByteBudget, None] = {}
+        #: Streams that may be shed to make room (a session's budget).
+        self._holders: dict[Sheddable, None] = {}
+        if parent is not None:
+            parent._children[self] = None
 
-    def take(self, size: int, *, force: bool = False) -> bool:
-        """Hold ``size`` more bytes if they fit here and in every parent (``force``: hold
-        them anyway; for a small error that replaces what did not fit)."""
-        if self.closed or (not force and self.used + size > self.limit):
+    def take(
+        self,
+        size: int,
+        *,
+        force: bool = False,
+        holder: Sheddable | None = None,
+        _child: ByteBudget | None = None,
+    ) -> bool:
+        r"""Hold ``size`` more bytes for ``holder`` if they fit here and in every parent
+        (``force``: hold them anyway, for a small error that replaces what did not
+        fit). A holder that may be shed is remembered until it :meth:`leave`\ s."""
+        if self.closed:
             return False
-        if self.parent is not None and not self.parent.take(size, force=force):
+        over = not force and self.used + size > self.limit
+        # Only the server's budget (asked on behalf of a session) makes others give way.
+        if over and (_child is None or not self._shed(size, _child, holder)):
+            return False
+        parent = self.parent
+        if parent is not None and not parent.take(size, force=force, holder=holder, _child=self):
             return False
         self.used += size
+        if holder is not None and _child is None:
+            self._holders[holder] = None
         return True
+
+    def _shed(self, size: int, asker: ByteBudget, holder: Sheddable | None) -> bool:
+        for session in sorted(self._children, key=lambda child: child.used, reverse=True):
+            if session.used < asker.used:
+                break
+            while self.used + size > self.limit:
+                victim = max(
+                    (h for h in session._holders if h is not holder and h.held),
+                    key=lambda h: h.held,
+                    default=None,
+                )
+                if victim is None:
+                    break
+                victim.shed()
+            if self.used + size <= self.limit:
+                return True
+        return False
 
     def give(self, size: int) -> None:
         """Return ``size`` bytes taken before, here and in every parent."""
@@ -56,13 +114,20 @@ class ByteBudget:
         if self.parent is not None:
             self.parent.give(size)
 
+    def leave(self, holder: Sheddable) -> None:
+        """``holder`` holds nothing any more."""
+        self._holders.pop(holder, None)
+
     def close(self) -> None:
         """Give back everything held and take no more (the owner has ended)."""
         if self.closed:
             return
-        if self.parent is not None and self.used:
-            self.parent.give(self.used)
+        if self.parent is not None:
+            if self.used:
+                self.parent.give(self.used)
+            self.parent._children.pop(self, None)
         self.used = 0
+        self._holders.clear()
         self.closed = True
 
 

@@ -69,11 +69,13 @@ class HttpServerLimits:
         oldest events of the session holding the most. A client resuming from before
         an evicted event gets 410.
       output_session_bytes / output_total_bytes: bytes queued or being written to the
-        responses of one session (default 16 MiB) and of all sessions together
+        responses of one session (default 32 MiB) and of all sessions together
         (default 256 MiB): SSE events, JSON answers, HTTP+SSE streams. An SSE event that
         does not fit closes its stream (as an overflow does; the client resumes from the
         event store); a JSON answer that does not fit is replaced by a ``-32000`` error
-        for its request; an HTTP+SSE stream that does not fit ends its session.
+        for its request; an HTTP+SSE stream that does not fit ends its session. When
+        the server's budget is full, the largest stream of the session holding the most
+        is closed first (if that session holds at least as much as the one asking).
       sse_retry_ms: the ``retry`` field of every priming event (default 1000).
       max_dropped: nothing is kept of dropped messages but a count; this only caps the
         debug logging of them per session (default 100 log lines).
@@ -118,7 +120,7 @@ class HttpServerLimits:
     replay_streams: int = attrs.field(default=64, validator=_positive)
     replay_session_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)
     replay_total_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=_positive)
-    output_session_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)
+    output_session_bytes: int = attrs.field(default=32 * 1024 * 1024, validator=_positive)
     output_total_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=_positive)
     sse_retry_ms: int = attrs.field(default=1000, validator=_positive)
     max_dropped: int = attrs.field(default=100, validator=_positive)

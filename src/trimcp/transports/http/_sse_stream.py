@@ -36,6 +36,7 @@ class Outbox:
 
     __slots__ = (
         "_closed",
+        "_handed",
         "_held",
         "_items",
         "_size",
@@ -62,6 +63,8 @@ class Outbox:
         self._held = 0
         #: Size of the item :meth:`get` handed out last (being written until the next).
         self._writing = 0
+        #: Whether :meth:`get` handed out any item yet.
+        self._handed = False
         #: ``True`` once the producer chose a single JSON body for this response.
         self.json = False
         #: The HTTP status and extra headers a middleware asked for a JSON answer
@@ -105,7 +108,8 @@ class Outbox:
         if not whole and (len(self) >= self.max_events or self._size + size > self.max_bytes):
             return self._overflow()
         if self.budget is not None:
-            if not self.budget.take(size, force=force):
+            holder = None if whole else self
+            if not self.budget.take(size, force=force, holder=holder):
                 return False if whole else self._overflow()
             self._held += size
         if self._items is None:
@@ -116,9 +120,29 @@ class Outbox:
         return True
 
     def _overflow(self) -> bool:
+        """Close and drop what is queued, except the first item when nothing was handed
+        to the response yet: it is the priming event, and a client that never got one
+        has no event id to resume from."""
         self.overflowed = True
+        keep = self._items[0] if self._items and not self._handed else None
         self.abort()
+        if keep is not None:
+            size = len(keep[1])
+            if self.budget is not None:
+                self.budget.take(size, force=True)
+                self._held = size
+            self._items = deque([keep])
+            self._size = size
         return False
+
+    @property
+    def held(self) -> int:
+        """Bytes held against the budget: the queue and the item being written."""
+        return self._held
+
+    def shed(self) -> None:
+        """The server's output budget needs room: close as if this stream overflowed."""
+        self._overflow()
 
     def _wake(self) -> None:
         self._wakeup.set()
@@ -137,8 +161,10 @@ class Outbox:
         self._items = None
         self._size = 0
         self._writing = 0
-        if self._held and self.budget is not None:
-            self.budget.give(self._held)
+        if self.budget is not None:
+            if self._held:
+                self.budget.give(self._held)
+            self.budget.leave(self)
         self._held = 0
         self.close()
 
@@ -161,6 +187,7 @@ class Outbox:
             self._items = None
         self._size -= len(item[1])
         self._writing = len(item[1])
+        self._handed = True
         return item
 
     def _written(self) -> None:
