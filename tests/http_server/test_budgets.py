@@ -258,24 +258,7 @@ async def test_a_stalled_stream_is_closed_at_the_output_budget() -> None:
     limits = HttpServerLimits(output_session_bytes=16384, output_total_bytes=20000)
     async with running(make_server(), limits=limits) as client:
         await client.initialize()
-        stalled = trio.Event()
-        call = client.start(
-            "POST",
-            rpc(2, "tools/call", {"name": "flood", "arguments": {"count": 500}}),
-            client.headers(),
-        )
-        original = call.send
-
-        async def never_reads(message: Any) -> None:
-            await original(message)
-            if message["type"] == "http.response.body":
-                stalled.set()
-                await trio.sleep_forever()
-
-        call.send = never_reads  # type: ignore[method-assign]
-        with trio.fail_after(5):
-            await stalled.wait()
-            await trio.testing.wait_all_tasks_blocked()
+        call = await client.stalled_call(2, "flood", {"count": 500})
         (channel,) = [c for c in client.app.manager._sessions.values()]
         assert not channel.in_flight(2)  # the tool ran to its end, never blocked
         assert client.app.manager.output.used <= 16384
@@ -354,24 +337,7 @@ async def test_unread_streams_of_one_client_do_not_keep_others_answers_out() -> 
     limits = HttpServerLimits(output_session_bytes=16384, output_total_bytes=16000)
     async with running(make_server(), limits=limits) as client:
         await client.initialize()
-        stalled = trio.Event()
-        call = client.start(
-            "POST",
-            rpc(2, "tools/call", {"name": "flood", "arguments": {"count": 50}}),
-            client.headers(),
-        )
-        original = call.send
-
-        async def never_reads(message: Any) -> None:
-            await original(message)
-            if message["type"] == "http.response.body":
-                stalled.set()
-                await trio.sleep_forever()
-
-        call.send = never_reads  # type: ignore[method-assign]
-        with trio.fail_after(5):
-            await stalled.wait()
-            await trio.testing.wait_all_tasks_blocked()
+        call = await client.stalled_call(2, "flood", {"count": 50})
         assert client.app.manager.output.used > 8000  # the stalled stream holds a lot
         other = AsgiClient(client.app, client.nursery)
         await other.initialize()

@@ -209,31 +209,7 @@ async def test_slow_consumer_stream_is_closed_and_memory_bounded() -> None:
     limits = HttpServerLimits(stream_queue_events=16)
     async with running(make_server(), limits=limits) as client:
         await client.initialize()
-        stalled = trio.Event()
-        call = client.start(
-            "POST",
-            rpc(
-                1,
-                "tools/call",
-                {
-                    "name": "flood",
-                    "arguments": {"count": 500},
-                },
-            ),
-            client.headers(),
-        )
-        original = call.send
-
-        async def never_reads(message):  # type: ignore[no-untyped-def]
-            await original(message)
-            if message["type"] == "http.response.body":
-                stalled.set()
-                await trio.sleep_forever()
-
-        call.send = never_reads  # type: ignore[method-assign]
-        with trio.fail_after(5):
-            await stalled.wait()
-            await trio.testing.wait_all_tasks_blocked()
+        call = await client.stalled_call(1, "flood", {"count": 500})
         (channel,) = client.app.manager._scopes
         # The tool finished (it was never blocked by the stalled client) ...
         assert not channel.in_flight(1)

@@ -15,16 +15,16 @@ import trio
 import trio.testing
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import (
-    AcceptConnection,
     CloseConnection,
     Ping,
     Pong,
-    Request,
     TextMessage,
 )
 
 import trimcp
 from trimcp.transports.websocket import WebSocketChannel, WebSocketLimits, WsprotoMessages
+
+from ._raw import in_memory
 
 BURST = 3000
 
@@ -100,14 +100,7 @@ async def connected(
 ) -> AsyncIterator[tuple[Peer, WsprotoMessages]]:
     """The server's side as the lean server runs it (keep-alive and read-ahead beside
     the session), over an in-memory stream pair; the peer already initialized."""
-    peer_stream, server_stream = trio.testing.memory_stream_pair()
-    client = WSConnection(ConnectionType.CLIENT)
-    ws = WSConnection(ConnectionType.SERVER)
-    ws.receive_data(client.send(Request(host="h", target="/mcp", subprotocols=["mcp"])))
-    assert isinstance(next(ws.events()), Request)
-    client.receive_data(ws.send(AcceptConnection(subprotocol="mcp")))
-    assert isinstance(next(client.events()), AcceptConnection)
-    messages = WsprotoMessages(server_stream, ws, limits)
+    messages, client, peer_stream = in_memory(limits, ours=ConnectionType.SERVER)
     channel = WebSocketChannel(messages)
     peer = Peer(peer_stream, client)
     async with trio.open_nursery() as nursery:
@@ -196,14 +189,8 @@ async def test_read_ahead_is_bounded(clock: trio.testing.MockClock) -> None:
 async def test_a_peer_that_goes_silent_is_still_dropped(clock: trio.testing.MockClock) -> None:
     """Listening on an empty socket with no answer: the keep-alive drops the peer after
     ``ping_timeout`` seconds of listening, as before."""
-    peer_stream, server_stream = trio.testing.memory_stream_pair()
-    client = WSConnection(ConnectionType.CLIENT)
-    ws = WSConnection(ConnectionType.SERVER)
-    ws.receive_data(client.send(Request(host="h", target="/mcp", subprotocols=["mcp"])))
-    next(ws.events())
-    ws.send(AcceptConnection(subprotocol="mcp"))
     limits = WebSocketLimits(ping_interval=20.0, ping_timeout=5.0)
-    messages = WsprotoMessages(server_stream, ws, limits)
+    messages, _client, peer_stream = in_memory(limits, ours=ConnectionType.SERVER)
     start = trio.current_time()
     await messages.run()  # nobody answers: the read-ahead listens, the keep-alive drops it
     assert trio.current_time() - start == 25.0

@@ -6,10 +6,12 @@ from __future__ import annotations
 import pytest
 import trio
 import trio.testing
-from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, CloseConnection, Ping, Request, TextMessage
+from wsproto import WSConnection
+from wsproto.events import CloseConnection, Ping, TextMessage
 
 from trimcp.transports.websocket import WebSocketChannel, WebSocketLimits, WsprotoMessages
+
+from ._raw import in_memory
 
 
 @pytest.fixture
@@ -22,14 +24,7 @@ async def _pair(
     limits: WebSocketLimits,
 ) -> tuple[WsprotoMessages, WSConnection, trio.abc.Stream]:
     """A WsprotoMessages client end, and the raw wsproto server end with its stream."""
-    client_stream, server_stream = trio.testing.memory_stream_pair()
-    client = WSConnection(ConnectionType.CLIENT)
-    server = WSConnection(ConnectionType.SERVER)
-    server.receive_data(client.send(Request(host="h", target="/mcp", subprotocols=["mcp"])))
-    assert isinstance(next(server.events()), Request)
-    client.receive_data(server.send(AcceptConnection(subprotocol="mcp")))
-    assert isinstance(next(client.events()), AcceptConnection)
-    return WsprotoMessages(client_stream, client, limits), server, server_stream
+    return in_memory(limits)
 
 
 async def _events(server: WSConnection, stream: trio.abc.Stream) -> list[object]:
