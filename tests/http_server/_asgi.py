@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
+import trio.testing
 
 import trimcp
 from trimcp.transports.http import StreamableHttpApp
@@ -115,6 +116,7 @@ class AsgiClient:
         *,
         path: str = "/mcp",
         server: tuple[str, int] | None = ("127.0.0.1", 8000),
+        client: tuple[str, int] = ("127.0.0.1", 50000),
     ) -> Exchange:
         exchange = Exchange()
         chunks = [body] if isinstance(body, bytes) else list(body)
@@ -132,7 +134,7 @@ class AsgiClient:
             "raw_path": path.encode(),
             "query_string": b"",
             "headers": [(k.lower().encode(), v.encode()) for k, v in items],
-            "client": ("127.0.0.1", 50000),
+            "client": client,
             "server": server,
         }
         pending = list(chunks)
@@ -163,6 +165,26 @@ class AsgiClient:
 
     async def post(self, body: bytes, **extra: str) -> Exchange:
         return await self.request("POST", body, self.headers(**extra))
+
+    async def stalled_call(self, request_id: int, tool: str, arguments: dict[str, Any]) -> Exchange:
+        """Call ``tool`` and stop reading its response after the first body chunk (a
+        client that went quiet); returns once everything else is idle."""
+        params = {"name": tool, "arguments": arguments}
+        call = self.start("POST", rpc(request_id, "tools/call", params), self.headers())
+        stalled = trio.Event()
+        original = call.send
+
+        async def never_reads(message: Mapping[str, Any]) -> None:
+            await original(message)
+            if message["type"] == "http.response.body":
+                stalled.set()
+                await trio.sleep_forever()
+
+        call.send = never_reads  # type: ignore[method-assign]
+        with trio.fail_after(5):
+            await stalled.wait()
+            await trio.testing.wait_all_tasks_blocked()
+        return call
 
     async def initialize(self, params: dict[str, Any] | None = None) -> Any:
         reply = await self.post(rpc(1, "initialize", params or INIT_PARAMS))

@@ -8,7 +8,7 @@ import trio
 
 from trimcp.transports.http import HostPolicy, HttpServerLimits
 
-from ._asgi import BASE, INIT_PARAMS, rpc, running
+from ._asgi import BASE, INIT_PARAMS, AsgiClient, rpc, running
 from ._fixture import make_server
 
 INIT = rpc(1, "initialize", INIT_PARAMS)
@@ -75,8 +75,8 @@ async def test_origin_matrix(method: str, origin: str | None, status: int) -> No
         exchange.disconnect.set()
 
 
-async def test_non_loopback_checks_origin_against_host_only() -> None:
-    async with running(make_server()) as client:
+async def test_non_loopback_checks_origin_against_an_allowed_host() -> None:
+    async with running(make_server(), allowed_hosts=["mcp.example.com"]) as client:
         far = ("10.0.0.5", 8000)
         ok = await client.request("POST", INIT, headers(host="mcp.example.com"), server=far)
         assert ok.status == 200
@@ -343,7 +343,7 @@ async def test_other_paths_get_404() -> None:
 async def test_session_cap_gives_503_with_retry_after() -> None:
     async with running(make_server(), limits=HttpServerLimits(max_sessions=3)) as client:
         for _ in range(3):
-            assert (await client.request("POST", INIT, headers())).status == 200
+            await AsgiClient(client.app, client.nursery).initialize()
         full = await client.request("POST", INIT, headers())
         assert full.status == 503
         assert full.headers["retry-after"] == "5"
@@ -355,7 +355,7 @@ async def test_idle_sessions_are_reaped(autojump_clock: trio.testing.MockClock) 
     limits = HttpServerLimits(session_idle_timeout=60, max_sessions=2)
     async with running(server, limits=limits) as client:
         for _ in range(2):
-            assert (await client.request("POST", INIT, headers())).status == 200
+            await AsgiClient(client.app, client.nursery).initialize()
         assert len(client.app.manager) == 2
         await trio.sleep(30)
         assert len(client.app.manager) == 2
@@ -382,8 +382,6 @@ async def test_open_stream_keeps_a_session_from_being_reaped(
 
 async def test_not_running_gives_503() -> None:
     import trimcp
-
-    from ._asgi import AsgiClient
 
     app = trimcp.asgi_app(make_server())
     async with trio.open_nursery() as nursery:

@@ -355,7 +355,7 @@ async def test_stream_guards_and_methods() -> None:
 
 async def test_max_sessions_counts_legacy_sessions() -> None:
     async with running(limits=HttpServerLimits(max_sessions=1)) as client:
-        await client.open_stream()
+        await handshake(client)
         refused = client.start("GET", "/sse")
         await refused.finished()
         assert refused.status == 503

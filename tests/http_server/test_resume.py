@@ -184,48 +184,32 @@ async def test_store_is_per_session() -> None:
 async def test_memory_store_bounds() -> None:
     store = MemoryEventStore(max_events=3, max_bytes=100, max_streams=2)
     first = await store.store("1", None)
-    for n in range(5):
-        await store.store("1", b"x%d" % n)
-    replay = await store.replay_after(first)
+    ids = [await store.store("1", b"x%d" % n) for n in range(5)]
+    # x0 and x1 were evicted: a replay from before them would skip them, so it is refused.
+    gap = await store.replay_after(first)
+    assert gap is not None
+    assert gap.gap
+    assert not gap.events
+    replay = await store.replay_after(ids[1])
     assert replay is not None
+    assert not replay.gap
     assert [data for _, data in replay.events] == [b"x2", b"x3", b"x4"]
     await store.store("1", b"y" * 99)
     assert len(store) == 1
     await store.store("2", b"a")
     await store.store("3", b"b")
-    assert await store.replay_after(first) is None  # stream 1 evicted
+    evicted = await store.replay_after(ids[-1])  # stream 1 evicted whole
+    assert evicted is not None
+    assert evicted.gap
     assert await store.replay_after("not-an-id") is None
+    assert await store.replay_after("1-999") is None  # never issued
 
 
 async def test_slow_consumer_stream_is_closed_and_memory_bounded() -> None:
     limits = HttpServerLimits(stream_queue_events=16)
     async with running(make_server(), limits=limits) as client:
         await client.initialize()
-        stalled = trio.Event()
-        call = client.start(
-            "POST",
-            rpc(
-                1,
-                "tools/call",
-                {
-                    "name": "flood",
-                    "arguments": {"count": 500},
-                },
-            ),
-            client.headers(),
-        )
-        original = call.send
-
-        async def never_reads(message):  # type: ignore[no-untyped-def]
-            await original(message)
-            if message["type"] == "http.response.body":
-                stalled.set()
-                await trio.sleep_forever()
-
-        call.send = never_reads  # type: ignore[method-assign]
-        with trio.fail_after(5):
-            await stalled.wait()
-            await trio.testing.wait_all_tasks_blocked()
+        call = await client.stalled_call(1, "flood", {"count": 500})
         (channel,) = client.app.manager._scopes
         # The tool finished (it was never blocked by the stalled client) ...
         assert not channel.in_flight(1)

@@ -7,6 +7,7 @@ from collections import deque
 from typing import Any
 
 import trio
+import trio.testing
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import (
     AcceptConnection,
@@ -17,6 +18,8 @@ from wsproto.events import (
     Request,
     TextMessage,
 )
+
+from trimcp.transports.websocket import WebSocketLimits, WsprotoMessages
 
 INIT = {
     "jsonrpc": "2.0",
@@ -107,3 +110,19 @@ async def handshake(
             if isinstance(event, RejectConnection):
                 await stream.aclose()
                 return event.status_code
+
+
+def in_memory(
+    limits: WebSocketLimits, *, ours: ConnectionType = ConnectionType.CLIENT
+) -> tuple[WsprotoMessages, WSConnection, trio.abc.Stream]:
+    """An open connection over an in-memory stream pair, past its handshake: our end
+    (``ours``: which side) as WsprotoMessages, and the peer's raw wsproto with its stream."""
+    our_stream, peer_stream = trio.testing.memory_stream_pair()
+    client = WSConnection(ConnectionType.CLIENT)
+    server = WSConnection(ConnectionType.SERVER)
+    server.receive_data(client.send(Request(host="h", target="/mcp", subprotocols=["mcp"])))
+    assert isinstance(next(server.events()), Request)
+    client.receive_data(server.send(AcceptConnection(subprotocol="mcp")))
+    assert isinstance(next(client.events()), AcceptConnection)
+    mine, peer = (client, server) if ours is ConnectionType.CLIENT else (server, client)
+    return WsprotoMessages(our_stream, mine, limits), peer, peer_stream

@@ -6,10 +6,12 @@ from __future__ import annotations
 import pytest
 import trio
 import trio.testing
-from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, CloseConnection, Ping, Request, TextMessage
+from wsproto import WSConnection
+from wsproto.events import CloseConnection, Ping, TextMessage
 
 from trimcp.transports.websocket import WebSocketChannel, WebSocketLimits, WsprotoMessages
+
+from ._raw import in_memory
 
 
 @pytest.fixture
@@ -22,14 +24,7 @@ async def _pair(
     limits: WebSocketLimits,
 ) -> tuple[WsprotoMessages, WSConnection, trio.abc.Stream]:
     """A WsprotoMessages client end, and the raw wsproto server end with its stream."""
-    client_stream, server_stream = trio.testing.memory_stream_pair()
-    client = WSConnection(ConnectionType.CLIENT)
-    server = WSConnection(ConnectionType.SERVER)
-    server.receive_data(client.send(Request(host="h", target="/mcp", subprotocols=["mcp"])))
-    assert isinstance(next(server.events()), Request)
-    client.receive_data(server.send(AcceptConnection(subprotocol="mcp")))
-    assert isinstance(next(client.events()), AcceptConnection)
-    return WsprotoMessages(client_stream, client, limits), server, server_stream
+    return in_memory(limits)
 
 
 async def _events(server: WSConnection, stream: trio.abc.Stream) -> list[object]:
@@ -188,7 +183,8 @@ async def test_a_failed_batch_fails_every_writer_in_it_and_drops_the_connection(
 
 async def test_whole_text_messages_already_read_are_taken_without_io() -> None:
     # The session's reader drains a burst in one step: receive_nowait hands over what
-    # wsproto already parsed, and leaves fragments, pings and binary to receive.
+    # wsproto already parsed, and leaves fragments and binary to receive; a ping is
+    # answered as soon as it is read.
     messages, server, stream = await _pair(WebSocketLimits())
     channel = WebSocketChannel(messages)
     with pytest.raises(trio.WouldBlock):
@@ -216,10 +212,10 @@ async def test_whole_text_messages_already_read_are_taken_without_io() -> None:
     assert fourth.params == {"i": 3}  # type: ignore[union-attr]
     assert channel.rejected == 1
     with pytest.raises(trio.WouldBlock):
-        channel.receive_nowait()  # a ping comes next: receive answers it
-    fifth = await channel.receive()  # the ping answered, the fragments joined
+        channel.receive_nowait()  # fragments come next: receive joins them
+    fifth = await channel.receive()
     assert fifth.params == {"i": 4}  # type: ignore[union-attr]
     events = await _events(server, stream)
     kinds = [type(e).__name__ for e in events]
-    assert kinds == ["TextMessage", "Pong"]  # the -32700 answer, then the pong
-    assert '"code":-32700' in events[0].data  # type: ignore[attr-defined]
+    assert kinds == ["Pong", "TextMessage"]  # the pong when read, then the -32700 answer
+    assert '"code":-32700' in events[1].data  # type: ignore[attr-defined]

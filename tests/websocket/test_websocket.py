@@ -175,6 +175,8 @@ async def test_client_and_the_http_endpoint(engine: str) -> None:
         {"path": "/other"},
         {"subprotocols": ()},
         {"headers": ((b"origin", b"http://evil.example"),)},
+        {"headers": ((b"origin", b"http://localhost:80@evil.example"),)},
+        {"host": "localhost:80@evil.example"},
     ],
 )
 async def test_the_http_endpoint_refuses_bad_handshakes(
@@ -278,6 +280,8 @@ async def test_oversized_message_closes_with_1009_and_others_are_untouched() -> 
         ({"subprotocols": ()}, 400),
         ({"headers": ((b"origin", b"http://evil.example"),)}, 403),
         ({"host": "evil.example"}, 403),
+        ({"headers": ((b"origin", b"http://localhost:80@evil.example"),)}, 403),
+        ({"host": "localhost:80@evil.example"}, 400),
     ],
 )
 async def test_refused_handshakes(kwargs: dict[str, Any], status: int) -> None:

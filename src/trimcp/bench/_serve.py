@@ -72,7 +72,9 @@ def _serve_trimcp(kind: str, transport: str, workload: Workload) -> None:
     # A parked call's connection counts until its handler ends, and cancelling it
     # opens another for notifications/cancelled: twice the client's, and spare.
     connections = max(1000, 2 * (workload.connections or 0) + SPARE_CONNECTIONS)
-    options: dict[str, Any] = {"limits": HttpServerLimits(max_connections=connections)}
+    # One client opens every connection: its per-client budget is the whole table.
+    limits = HttpServerLimits(max_connections=connections, max_connections_per_client=connections)
+    options: dict[str, Any] = {"limits": limits}
     if engine == "hypercorn":
         from hypercorn.config import Config
 

@@ -88,6 +88,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=parse_host_port,
         help="serve MCP over WebSocket on ws://HOST:PORT/mcp instead of stdio",
     )
+    serve.add_argument(
+        "--allow-host",
+        metavar="NAME",
+        action="append",
+        dest="allowed_hosts",
+        help="a host name the server answers to in Host and Origin (repeatable; '*': any "
+        "Host). Bound to a non-loopback address, only IP-literal Hosts and these are "
+        "accepted (DNS-rebinding guard)",
+    )
     serve.set_defaults(func=_cmd_serve)
     add_conform_parser(commands)
     add_bench(commands)
@@ -125,10 +134,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.ws is not None:
         host, port = args.ws
-        trio.run(_run_http, serve_websocket, server, host, port, "ws")
+        serve = partial(serve_websocket, allowed_hosts=args.allowed_hosts)
+        trio.run(_run_http, serve, server, host, port, "ws")
     elif serve_http is not None:
         host, port = args.http
-        trio.run(_run_http, serve_http, server, host, port)
+        trio.run(
+            _run_http, partial(serve_http, allowed_hosts=args.allowed_hosts), server, host, port
+        )
     else:
         logger.info("serving %s on stdio", server.info.name)
         trio.run(serve_stdio, server)

@@ -7,6 +7,7 @@ from ._context import CapabilityError as CapabilityError
 from ._context import ToolContext as ToolContext
 from ._http import asgi_app as asgi_app
 from ._http import close_sse_stream as close_sse_stream
+from ._http import host_policy_for as host_policy_for
 from ._http import serve_http as serve_http
 from ._log_bridge import DEFAULT_LOG_BUFFER as DEFAULT_LOG_BUFFER
 from ._log_bridge import McpLogHandler as McpLogHandler
@@ -61,6 +62,7 @@ __all__ = [
     "UriTemplateError",
     "asgi_app",
     "close_sse_stream",
+    "host_policy_for",
     "serve_http",
     "serve_stdio",
     "serve_websocket",

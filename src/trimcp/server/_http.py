@@ -14,7 +14,7 @@ polling); the client resumes with ``Last-Event-ID`` and gets the rest, result in
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from typing import Any, Final, Literal
 
@@ -22,6 +22,7 @@ import trio
 
 from trimcp.nursery import HandlerContext
 from trimcp.transports.http import (
+    ANY_HOST,
     HostPolicy,
     HttpSessionChannel,
     StreamableHttpApp,
@@ -33,7 +34,7 @@ from ._context import ToolContext
 from ._server import Server
 from ._shutdown import FLUSH_TIMEOUT, POLL_INTERVAL
 
-__all__ = ["asgi_app", "close_sse_stream", "serve_http"]
+__all__ = ["asgi_app", "close_sse_stream", "host_policy_for", "serve_http"]
 
 logger = logging.getLogger("trimcp.server")
 
@@ -44,9 +45,48 @@ DEFAULT_ENGINE: Final[Engine] = "h11"
 ENGINES: Final = ("h11", "hypercorn")
 
 
-def asgi_app(server: Server, **options: Any) -> StreamableHttpApp:
+def host_policy_for(
+    host: str | None,
+    host_policy: HostPolicy | None,
+    allowed_hosts: Iterable[str] | None,
+    *,
+    what: str = "MCP",
+) -> HostPolicy:
+    """The DNS-rebinding guard of a server bound to ``host`` (``None``: not known).
+
+    ``host_policy`` as given wins; ``allowed_hosts`` names the hosts (``Host`` and
+    ``Origin``) the server answers to besides loopback names and, on other addresses,
+    IP literals (``"*"``: any ``Host``). Bound to loopback, every request is held to
+    loopback names; bound elsewhere, each request is judged by the address it arrived
+    on. A bind that is not loopback logs what the guard will refuse.
+    """
+    if host_policy is not None:
+        if allowed_hosts is not None:
+            raise ValueError("give host_policy or allowed_hosts, not both")
+        return host_policy
+    hosts = frozenset(allowed_hosts or ())
+    loopback = host is not None and is_loopback(host)
+    if ANY_HOST in hosts:
+        logger.warning("serving %s with allowed_hosts '*': any Host is accepted", what)
+    elif host is not None and not loopback:
+        named = ", ".join(sorted(hosts)) if hosts else "no names"
+        logger.warning(
+            "serving %s on %s: Host must be an IP literal or one of the allowed hosts "
+            "(%s); put authentication in front of it",
+            what,
+            host,
+            named,
+        )
+    return HostPolicy(loopback=True if loopback else None, allowed_hosts=hosts)
+
+
+def asgi_app(
+    server: Server, *, allowed_hosts: Iterable[str] | None = None, **options: Any
+) -> StreamableHttpApp:
     """The Streamable HTTP ASGI app of ``server``.
 
+    ``allowed_hosts`` names the hosts the app answers to besides loopback names and IP
+    literals (see :func:`host_policy_for`; or give a whole ``host_policy``). Other
     ``options`` are those of :class:`~trimcp.transports.http.StreamableHttpApp`
     (``path``, ``limits``, ``host_policy``, ``stateless``, ``event_store``,
     ``standalone_get``, and ``legacy_sse``/``sse_path``/``messages_path`` for the
@@ -58,6 +98,10 @@ def asgi_app(server: Server, **options: Any) -> StreamableHttpApp:
     answers POSTs carrying requests with 503 (see :mod:`trimcp.server._shutdown`; under
     hypercorn, pass ``shutdown_trigger=server.shutdown_control.wait_done``).
     """
+    if allowed_hosts is not None or "host_policy" not in options:
+        options["host_policy"] = host_policy_for(
+            None, options.pop("host_policy", None), allowed_hosts
+        )
     options.setdefault("supported_versions", server.supported_versions)
     options.setdefault("auth", server.auth_gate)  # Server(auth=...): every request verified
     host = server.tasks.host()  # tasks outlive their POSTs and sessions, not this app
@@ -74,6 +118,7 @@ async def serve_http(
     host: str = "127.0.0.1",
     port: int = DEFAULT_HTTP_PORT,
     engine: Engine = DEFAULT_ENGINE,
+    allowed_hosts: Iterable[str] | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     **options: Any,
 ) -> None:
@@ -81,9 +126,10 @@ async def serve_http(
     or shut down.
 
     ``task_status.started()`` reports the bound port (useful with ``port=0``); only
-    ``host`` is bound. The DNS-rebinding guard is on; bound to loopback it checks
-    ``Host`` and ``Origin`` against loopback names. Binding elsewhere without an
-    explicit ``host_policy`` logs a warning. ``engine`` is ``"h11"`` (default: bounds in
+    ``host`` is bound. The DNS-rebinding guard is on: bound to loopback, ``Host`` and
+    ``Origin`` must name loopback; bound elsewhere, ``Host`` must be an IP literal or
+    one of ``allowed_hosts`` (``"*"``: any), which a warning says (see
+    :func:`host_policy_for`). ``engine`` is ``"h11"`` (default: bounds in
     ``limits``, see :class:`~trimcp.transports.http.HttpServerLimits`) or
     ``"hypercorn"``. Further ``options`` go to :func:`asgi_app`; with hypercorn,
     ``hypercorn_config`` may give a ready :class:`hypercorn.config.Config` (its ``bind``
@@ -97,16 +143,7 @@ async def serve_http(
     config = options.pop("hypercorn_config", None)
     if config is not None and engine != "hypercorn":
         raise ValueError("hypercorn_config needs engine='hypercorn'")
-    if "host_policy" not in options:
-        loopback = is_loopback(host)
-        if not loopback:
-            logger.warning(
-                "serving MCP on %s without a host_policy: only Origin is checked; "
-                "put authentication in front of it",
-                host,
-            )
-        # Bound elsewhere, requests that still arrive on a loopback address are checked.
-        options["host_policy"] = HostPolicy(loopback=True if loopback else None)
+    options["host_policy"] = host_policy_for(host, options.get("host_policy"), allowed_hosts)
     app = asgi_app(server, **options)
     shutdown = server.shutdown_control.round
     async with trio.open_nursery() as nursery:

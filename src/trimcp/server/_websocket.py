@@ -9,11 +9,12 @@ connections on its endpoint path (``serve_http(engine="hypercorn")`` does that).
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from functools import partial
 
 import trio
 
-from trimcp.transports.http import HostPolicy, is_loopback
+from trimcp.transports.http import HostPolicy
 from trimcp.transports.websocket import (
     WebSocketChannel,
     WebSocketLimits,
@@ -22,6 +23,7 @@ from trimcp.transports.websocket import (
 )
 from trimcp.transports.websocket._accept import refuse
 
+from ._http import host_policy_for
 from ._server import Server
 
 __all__ = ["DEFAULT_WEBSOCKET_PORT", "serve_websocket"]
@@ -39,30 +41,24 @@ async def serve_websocket(
     path: str = "/mcp",
     limits: WebSocketLimits | None = None,
     host_policy: HostPolicy | None = None,
+    allowed_hosts: Iterable[str] | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` on ``ws://host:port{path}`` until cancelled or shut down.
 
     ``task_status.started()`` reports the bound port (``port=0`` picks a free one).
     Bounds are in ``limits``: past ``max_connections`` a new client is refused with 503.
-    The DNS-rebinding guard is on, as for :func:`~trimcp.serve_http`: bound to
-    loopback, ``Host`` and ``Origin`` must name loopback. A server made with ``auth=``
-    verifies each handshake's credentials (401 with the challenge otherwise) and closes a
-    connection (1008) when they expire. Cancellation ends every
+    The DNS-rebinding guard is on, as for :func:`~trimcp.serve_http` (``allowed_hosts``
+    or ``host_policy``): bound to loopback, ``Host`` and ``Origin`` must name loopback;
+    elsewhere ``Host`` must be an IP literal or an allowed host. A server made with
+    ``auth=`` verifies each handshake's credentials (401 with the challenge otherwise)
+    and closes a connection (1008) when they expire. Cancellation ends every
     session and closes every connection. ``await server.shutdown()`` stops it
     gracefully: no new connection is accepted, running requests get their grace, and
     this function returns once every connection has ended.
     """
     limits = limits or WebSocketLimits()
-    if host_policy is None:
-        loopback = is_loopback(host)
-        if not loopback:
-            logger.warning(
-                "serving WebSocket on %s without a host_policy: Origin is checked against "
-                "Host, and Host is not checked",
-                host,
-            )
-        host_policy = HostPolicy(loopback=loopback)
+    policy = host_policy_for(host, host_policy, allowed_hosts, what="WebSocket")
     listeners = await trio.open_tcp_listeners(port, host=host)
     bound: int = listeners[0].socket.getsockname()[1]
     active = 0
@@ -74,11 +70,16 @@ async def serve_websocket(
             return
         active += 1
         try:
+            try:
+                local = str(stream.socket.getsockname()[0])
+            except OSError:  # gone before it was served
+                await trio.aclose_forcefully(stream)
+                return
             accepted = await accept_with_caller(
                 stream,
                 path=path,
-                host_policy=host_policy,
-                local_host=host,
+                host_policy=policy,
+                local_host=local,
                 local_port=bound,
                 limits=limits,
                 auth=server.auth_gate,
@@ -89,7 +90,7 @@ async def serve_websocket(
             channel = WebSocketChannel(messages, caller=caller)
             try:
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(messages.keepalive)
+                    nursery.start_soon(messages.run)
                     await serve_until_expiry(
                         partial(server.serve_channel, tasks=task_host), channel
                     )

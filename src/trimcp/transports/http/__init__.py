@@ -22,15 +22,17 @@ from ._client_fetch import fetch as fetch
 from ._event_store import EventStore as EventStore
 from ._event_store import MemoryEventStore as MemoryEventStore
 from ._event_store import Replay as Replay
-from ._guards import HostPolicy as HostPolicy
-from ._guards import is_loopback as is_loopback
 from ._h11_server import serve_h11 as serve_h11
 from ._header_values import decode_header_value as decode_header_value
+from ._hosts import ANY_HOST as ANY_HOST
+from ._hosts import HostPolicy as HostPolicy
+from ._hosts import is_loopback as is_loopback
 from ._legacy_sse_channel import LegacySseChannel as LegacySseChannel
 from ._server_limits import HttpServerLimits as HttpServerLimits
 from ._sessions import HttpSessionChannel as HttpSessionChannel
 
 __all__ = [
+    "ANY_HOST",
     "AuthRefusal",
     "AuthRequest",
     "AuthResponse",

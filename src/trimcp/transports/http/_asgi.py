@@ -68,17 +68,17 @@ from ._auth import (
     authorize,
     metadata_document,
 )
+from ._budget import EventBudget
 from ._event_store import EventStore, MemoryEventStore
 from ._guards import (
     SERVER_ERROR,
     Headers,
-    HostPolicy,
     HttpError,
     accepts,
     check_framing,
-    check_host_and_origin,
     is_json_content_type,
 )
+from ._hosts import HostPolicy, check_host_and_origin
 from ._legacy_sse import LegacySseEndpoint
 from ._modern_post import check_modern_post, is_modern_post, param_headers, status_for
 from ._server_limits import HttpServerLimits
@@ -116,7 +116,8 @@ class StreamableHttpApp(SessionRoutes):
       draining: tells whether the server is shutting down (``Server.shutdown``): then a
         POST carrying a request gets 503 with ``Retry-After`` and a ``-32000`` error.
       auth: the resource server that authenticates and authorizes requests (see
-        :mod:`._auth`); ``None`` serves everyone.
+        :mod:`._auth`); ``None`` serves everyone. Sessions are budgeted per
+        authenticated caller (``max_sessions_per_client``), else per client address.
     """
 
     def __init__(
@@ -158,6 +159,8 @@ class StreamableHttpApp(SessionRoutes):
         #: supported; each gets a session of its own, whatever ``stateless`` says.
         self.serves_stateless = any(v in STATELESS_VERSIONS for v in supported_versions)
         self.standalone_get = standalone_get and not stateless
+        #: The bytes every session's in-memory event store holds together.
+        self.event_budget = EventBudget(self.limits.replay_total_bytes)
         if event_store is _DEFAULT_STORE:
             event_store = None if stateless else self._memory_store
         self.manager = SessionManager(serve_session, self.limits, event_store)
@@ -177,6 +180,8 @@ class StreamableHttpApp(SessionRoutes):
             max_events=self.limits.replay_events,
             max_bytes=self.limits.replay_bytes,
             max_streams=self.limits.replay_streams,
+            max_session_bytes=self.limits.replay_session_bytes,
+            budget=self.event_budget,
         )
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -261,7 +266,7 @@ class StreamableHttpApp(SessionRoutes):
                 405, "Method Not Allowed", code=SERVER_ERROR, headers=[(b"allow", b"POST")]
             )
         if method == "POST":
-            return self._post(receive, send, headers, request, caller)
+            return self._post(scope, receive, send, headers, request, caller)
         if method == "GET" and self.standalone_get:
             return self._get(receive, send, headers, caller)
         if method == "DELETE" and not self.stateless:
@@ -294,6 +299,7 @@ class StreamableHttpApp(SessionRoutes):
     # ------------------------------------------------------------------ POST
     async def _post(
         self,
+        scope: Scope,
         receive: Receive,
         send: Send,
         headers: Headers,
@@ -331,7 +337,7 @@ class StreamableHttpApp(SessionRoutes):
             if candidate:
                 channel = self._lookup(headers, caller)
             if channel is None:
-                channel = await self._open_for(messages, headers, caller)
+                channel = await self._open_for(messages, headers, caller, scope)
                 if channel is None:
                     await send_empty(send, 202)
                     return
@@ -385,7 +391,7 @@ class StreamableHttpApp(SessionRoutes):
         return messages
 
     async def _open_for(
-        self, messages: list[Message], headers: Headers, caller: Caller | None
+        self, messages: list[Message], headers: Headers, caller: Caller | None, scope: Scope
     ) -> HttpSessionChannel | None:
         """The session for a POST without ``Mcp-Session-Id`` (``None``: nothing to do);
         it belongs to ``caller``."""
@@ -393,7 +399,7 @@ class StreamableHttpApp(SessionRoutes):
         if not self.stateless:
             if not initialize:
                 raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
-            created = self.manager.create()
+            created = self.manager.create(client=self.manager.client_key(scope, caller))
             created.owner = caller.identity if caller is not None else None
             return created
         if not initialize:

@@ -6,7 +6,9 @@ and :meth:`EventStore.replay_after` returns only events of the stream the given 
 belongs to: a replay never crosses streams (spec MUST NOT).
 
 :class:`MemoryEventStore` is the bounded default. Event ids are ``"<stream>-<seq>"``
-with one counter per store, so they are unique within the session.
+with one counter per store, so they are unique within the session. Its bounds are per
+stream, per session and, through a shared :class:`~._budget.EventBudget`, per server;
+what a bound evicts is remembered, so a resumption that would skip it is refused.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from collections import OrderedDict, deque
 from typing import Protocol, final
 
 import attrs
+
+from ._budget import EventBudget
 
 __all__ = ["EventStore", "MemoryEventStore", "Replay"]
 
@@ -25,36 +29,45 @@ class Replay:
     """The answer to a resumption: the stream resumed and its events after the id.
 
     ``events`` holds ``(event id, payload)`` pairs in order; priming events (no
-    payload) are left out.
+    payload) are left out. ``gap`` is ``True`` when events after the id are no longer
+    kept (evicted by a bound): a replay would skip them, so the resumption is refused.
     """
 
     stream_id: str
     events: tuple[tuple[str, bytes], ...]
+    gap: bool = False
 
 
 class EventStore(Protocol):
     """Storage of one session's SSE events.
 
     Contract: ``store`` returns an event id that is unique within the session and
-    visible ASCII without CR/LF; ``replay_after`` returns ``None`` for an id it does
-    not know (malformed, evicted stream, another session's), and otherwise only the
-    events of that id's stream that came after it. Neither raises for bad input.
-    ``replay_after`` must take its snapshot after its last checkpoint (``await``), so
-    that no event stored while it runs is missed by the stream it re-attaches.
+    visible ASCII without CR/LF; ``replay_after`` returns ``None`` for an id it cannot
+    read (malformed, another session's), a :class:`Replay` with ``gap`` for one whose
+    following events it no longer has, and otherwise only the events of that id's
+    stream that came after it. Neither raises for bad input. ``replay_after`` must take
+    its snapshot after its last checkpoint (``await``), so that no event stored while
+    it runs is missed by the stream it re-attaches. ``close`` is called once the
+    session has ended: whatever the store holds for it may go.
     """
 
     async def store(self, stream_id: str, payload: bytes | None) -> str: ...
 
     async def replay_after(self, last_event_id: str) -> Replay | None: ...
 
+    def close(self) -> None: ...
+
 
 @final
 class _StreamLog:
-    __slots__ = ("events", "size")
+    __slots__ = ("events", "evicted", "size")
 
     def __init__(self) -> None:
         self.events: deque[tuple[int, bytes]] = deque()
         self.size = 0
+        #: The highest sequence number dropped from this stream (0: none): a replay
+        #: from before it would skip events.
+        self.evicted = 0
 
 
 @final
@@ -64,43 +77,113 @@ class MemoryEventStore:
     Args:
       max_events / max_bytes: per stream; the oldest events are evicted first.
       max_streams: streams kept; the least recently written stream is evicted first.
+      max_session_bytes: bytes of event data across the session's streams; the
+        session's oldest events are evicted first.
+      budget: the server's :class:`EventBudget`, shared by every session's store
+        (``None``: no server-wide bound). When it is full the largest store gives way.
+
+    An event larger than a bound is not kept at all. Whatever is evicted is remembered
+    per stream, so a client resuming from before it is refused (``Replay.gap``) rather
+    than silently handed a stream with a hole in it.
     """
 
-    def __init__(self, *, max_events: int = 1000, max_bytes: int = 4 << 20, max_streams: int = 64):
+    def __init__(
+        self,
+        *,
+        max_events: int = 1000,
+        max_bytes: int = 4 << 20,
+        max_streams: int = 64,
+        max_session_bytes: int = 16 << 20,
+        budget: EventBudget | None = None,
+    ):
         self.max_events = max_events
         self.max_bytes = max_bytes
         self.max_streams = max_streams
+        self.max_session_bytes = max_session_bytes
+        self.budget = budget
         self._streams: OrderedDict[str, _StreamLog] = OrderedDict()
         self._seq = 0
+        self._size = 0
 
     def __len__(self) -> int:
         """Events held, across streams."""
         return sum(len(log.events) for log in self._streams.values())
 
+    @property
+    def size(self) -> int:
+        """Bytes of event data held, across streams."""
+        return self._size
+
     async def store(self, stream_id: str, payload: bytes | None) -> str:
         self._seq += 1
+        seq = self._seq
         log = self._streams.get(stream_id)
         if log is None:
             log = self._streams[stream_id] = _StreamLog()
             while len(self._streams) > self.max_streams:
-                self._streams.popitem(last=False)
+                self._drop_stream(next(iter(self._streams)))
         else:
             self._streams.move_to_end(stream_id)
         if payload is not None:
-            log.events.append((self._seq, payload))
-            log.size += len(payload)
-            while log.events and (len(log.events) > self.max_events or log.size > self.max_bytes):
-                _, old = log.events.popleft()
-                log.size -= len(old)
-        return f"{stream_id}-{self._seq}"
+            self._keep(log, seq, payload)
+        return f"{stream_id}-{seq}"
+
+    def _keep(self, log: _StreamLog, seq: int, payload: bytes) -> None:
+        size = len(payload)
+        if size > min(self.max_bytes, self.max_session_bytes):
+            log.evicted = seq  # too large to keep: a replay from before it has a gap
+            return
+        while log.events and (
+            len(log.events) >= self.max_events or log.size + size > self.max_bytes
+        ):
+            self._pop(log)
+        while self._size + size > self.max_session_bytes and self.evict_oldest():
+            pass
+        if self.budget is not None and not self.budget.reserve(self, size):
+            log.evicted = seq
+            return
+        log.events.append((seq, payload))
+        log.size += size
+        self._size += size
+
+    def _pop(self, log: _StreamLog) -> int:
+        seq, data = log.events.popleft()
+        log.evicted = seq
+        log.size -= len(data)
+        self._size -= len(data)
+        if self.budget is not None:
+            self.budget.release(self, len(data))
+        return len(data)
+
+    def _drop_stream(self, stream_id: str) -> None:
+        log = self._streams.pop(stream_id)
+        while log.events:
+            self._pop(log)
+
+    def evict_oldest(self) -> int:
+        """Drop the session's oldest event, whichever stream holds it; its size."""
+        oldest: _StreamLog | None = None
+        for log in self._streams.values():
+            if log.events and (oldest is None or log.events[0][0] < oldest.events[0][0]):
+                oldest = log
+        return 0 if oldest is None else self._pop(oldest)
 
     async def replay_after(self, last_event_id: str) -> Replay | None:
         stream_id, sep, seq_text = last_event_id.rpartition("-")
         if not sep or not seq_text.isdigit() or len(seq_text) > 18:
             return None
-        log = self._streams.get(stream_id)
         seq = int(seq_text)
-        if log is None or seq > self._seq:
+        if seq > self._seq:
             return None
+        log = self._streams.get(stream_id)
+        if log is None:  # a stream evicted whole (or never seen): nothing can be vouched for
+            return Replay(stream_id, (), gap=True)
+        if log.evicted > seq:
+            return Replay(stream_id, (), gap=True)
         events = tuple((f"{stream_id}-{n}", data) for n, data in log.events if n > seq)
         return Replay(stream_id, events)
+
+    def close(self) -> None:
+        """The session ended: drop everything and give its bytes back to the budget."""
+        for stream_id in list(self._streams):
+            self._drop_stream(stream_id)

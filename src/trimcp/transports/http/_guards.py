@@ -3,40 +3,31 @@
 Each check raises :class:`HttpError`, which carries the HTTP status, the JSON-RPC
 error for the body, extra headers and whether the connection must be closed. They run
 in the order of cost: framing (smuggling shapes, header size), then DNS-rebinding
-(``Host``/``Origin``), then method-specific media types, then the session id's shape.
+(``Host``/``Origin``, in :mod:`._hosts`), then method-specific media types, then the
+session id's shape.
 None of them reads the body or touches the session table.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, final
-from urllib.parse import urlsplit
-
-import attrs
 
 from trimcp.wire import INVALID_REQUEST, RequestId
 
 __all__ = [
-    "LOOPBACK_NAMES",
     "Headers",
-    "HostPolicy",
     "HttpError",
     "accepts",
     "check_framing",
-    "check_host_and_origin",
     "check_session_id",
     "is_json_content_type",
-    "is_loopback",
 ]
 
 #: JSON-RPC code for transport-level refusals (the spec leaves it to implementations).
 SERVER_ERROR: Final = -32000
 SESSION_ID_PATTERN: Final = re.compile(r"[\x21-\x7e]{1,128}")
-#: Host names a loopback server answers to (with any port).
-LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
 
 class HttpError(Exception):
@@ -117,79 +108,6 @@ def check_framing(headers: Headers, max_header_bytes: int) -> None:
         raise HttpError(400, "Bad Request: more than one Content-Length", close=True)
     if lengths and not lengths[0].strip().isdigit():
         raise HttpError(400, "Bad Request: invalid Content-Length", close=True)
-
-
-def is_loopback(host: str | None) -> bool:
-    """Whether an address (``scope["server"][0]``) is a loopback address."""
-    if not host:
-        return False
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return host == "localhost"
-
-
-def _host_name(authority: str) -> str:
-    """``localhost:8000`` -> ``localhost``; ``[::1]:80`` -> ``[::1]`` (lower-cased)."""
-    authority = authority.strip().lower()
-    if authority.startswith("["):
-        end = authority.find("]")
-        return authority[: end + 1] if end != -1 else authority
-    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
-
-
-@final
-@attrs.frozen(kw_only=True)
-class HostPolicy:
-    """The DNS-rebinding guard (on by default).
-
-    Attributes:
-      enabled: ``False`` switches both checks off (then log why you did it).
-      loopback: ``True`` when the server is bound to loopback; ``None`` decides per
-        request from the local address the request arrived on.
-      allowed_hosts: further host names (no port) accepted in ``Host``.
-      allowed_origins: further origins (``scheme://host[:port]``) accepted in ``Origin``.
-
-    On loopback, ``Host`` must name a loopback host and a present ``Origin`` must be a
-    loopback origin (or allowed). Elsewhere ``Host`` is not checked (a proxy chooses
-    it) and a present ``Origin`` must match ``Host`` or be allowed. A missing ``Origin``
-    is accepted: non-browser clients send none.
-    """
-
-    enabled: bool = True
-    loopback: bool | None = None
-    allowed_hosts: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
-    allowed_origins: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
-
-
-def check_host_and_origin(policy: HostPolicy, scope: dict[str, Any], headers: Headers) -> None:
-    """Raise 403 for a ``Host`` or ``Origin`` the policy does not accept."""
-    if not policy.enabled:
-        return
-    loopback = policy.loopback
-    if loopback is None:
-        server = scope.get("server")
-        loopback = server is not None and is_loopback(str(server[0]))
-    host = headers.get("host") or ""
-    host_name = _host_name(host)
-    hosts = LOOPBACK_NAMES | {h.lower() for h in policy.allowed_hosts}
-    if loopback and host_name not in hosts:
-        raise HttpError(403, "Forbidden: Host not allowed", code=SERVER_ERROR)
-    origin = headers.get("origin")
-    if origin is None:
-        return
-    if origin in policy.allowed_origins:
-        return
-    parts = urlsplit(origin.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise HttpError(403, "Forbidden: Origin not allowed", code=SERVER_ERROR)
-    origin_host = _host_name(parts.netloc)
-    if loopback:
-        if origin_host in hosts:
-            return
-    elif parts.netloc.lower() == host.strip().lower():
-        return
-    raise HttpError(403, "Forbidden: Origin not allowed", code=SERVER_ERROR)
 
 
 def _media_types(value: str | None) -> set[str]:

@@ -11,7 +11,10 @@ ASGI shape: the app's disconnect watcher reads while its pump writes.
 Bounds (from :class:`HttpServerLimits`): the request line and headers together may not
 exceed ``max_header_bytes`` (h11's incomplete-event limit, 431); an idle keep-alive
 connection is closed after ``keep_alive_timeout``; a head that has begun must be
-complete within ``header_timeout`` (slowloris: 408, then close). The body's size and
+complete within ``header_timeout`` (slowloris: 408, then close). Both deadlines come
+from the connection's :class:`~._connections.Ticket`, which shortens them under
+pressure and may end a wait early to make room for another connection (the same 408,
+or a plain close before the first byte). The body's size and
 deadline are the app's to enforce while it reads (413 and 408). Bytes pipelined behind a
 request are kept by h11 up to ``max_header_bytes``; past that the connection stops
 reading until the response is done. Whatever leaves the exchange in doubt (a protocol
@@ -34,6 +37,7 @@ import trio
 from .._readable import wait_for_bytes
 from ..websocket._limits import WebSocketLimits
 from ._asgi_io import Scope
+from ._connections import Ticket
 from ._h11_websocket import H11WebSocket, is_websocket_upgrade
 from ._server_limits import HttpServerLimits
 
@@ -100,6 +104,7 @@ class H11Connection:
         "server",
         "started",
         "stream",
+        "ticket",
     )
 
     def __init__(
@@ -110,8 +115,11 @@ class H11Connection:
         *,
         server: tuple[str, int] | None,
         client: tuple[str, int] | None,
+        ticket: Ticket | None = None,
     ) -> None:
         self.stream = stream
+        #: The connection's place in the server's table (``None``: plain deadlines).
+        self.ticket = ticket
         self.app = app
         self.limits = limits
         self.server = server
@@ -167,16 +175,20 @@ class H11Connection:
         event = self.h11.next_event()
         if event is h11.NEED_DATA:
             began = self._has_bytes()
-            now = trio.current_time()
-            limit = self.limits.header_timeout if began else self.limits.keep_alive_timeout
-            with trio.CancelScope(deadline=now + limit) as scope:
-                while event is h11.NEED_DATA:
-                    data = await self._read()
-                    if data and not began:
-                        began = True
-                        scope.deadline = trio.current_time() + self.limits.header_timeout
-                    self.h11.receive_data(data)
-                    event = self.h11.next_event()
+            with trio.CancelScope(deadline=trio.current_time() + self._timeout(began)) as scope:
+                if self.ticket is not None:
+                    self.ticket.waiting(scope)
+                try:
+                    while event is h11.NEED_DATA:
+                        data = await self._read()
+                        if data and not began:
+                            began = True
+                            scope.deadline = trio.current_time() + self._timeout(began)
+                        self.h11.receive_data(data)
+                        event = self.h11.next_event()
+                finally:
+                    if self.ticket is not None:
+                        self.ticket.working()
             if scope.cancelled_caught:
                 if began:
                     await self._refuse(408, "Request Timeout: the request head took too long")
@@ -184,6 +196,11 @@ class H11Connection:
         if isinstance(event, h11.Request):
             return event
         return None  # ConnectionClosed
+
+    def _timeout(self, began: bool) -> float:
+        if self.ticket is not None:
+            return self.ticket.timeout(began=began)
+        return self.limits.header_timeout if began else self.limits.keep_alive_timeout
 
     async def _read(self) -> bytes:
         try:
@@ -259,10 +276,13 @@ class H11Connection:
         if problem is not None or not isinstance(event, h11.EndOfMessage):
             await self._refuse(400, f"Bad Request: {problem or 'an upgrade request has no body'}")
             return
-        try:
-            await self.app(upgrade.scope(self._scope(request)), upgrade.receive, upgrade.send)
-        except Exception:
-            logger.exception("the ASGI app failed on a WebSocket at %r", request.target)
+        async with trio.open_nursery() as background:  # the read-ahead and keep-alive
+            upgrade.background = background
+            try:
+                await self.app(upgrade.scope(self._scope(request)), upgrade.receive, upgrade.send)
+            except Exception:
+                logger.exception("the ASGI app failed on a WebSocket at %r", request.target)
+            background.cancel_scope.cancel()
         if upgrade.messages is None:
             await self._refuse(*(upgrade.refused or (500, "Internal Server Error")))
         else:

@@ -7,11 +7,13 @@ the Streamable HTTP app needs of an ASGI server and nothing else: HTTP/1.1 (and 
 only, no TLS, no lifespan (the caller runs the app's sessions); WebSocket upgrades go to
 the app as ASGI ``websocket`` scopes (:mod:`._h11_websocket`).
 
-At most ``limits.max_connections`` connections are served at once. The cap is applied
-before ``accept``: past it, new connections wait in the kernel's listen backlog
-(``BACKLOG``) rather than being accepted and refused. Cancellation is the shutdown: the
-listeners close, every connection's task is cancelled and its socket closed, and no
-error escapes for a request that was in progress.
+At most ``limits.max_connections`` connections are served at once, kept by a
+:class:`~._connections.ConnectionTable`: at the cap, a connection that is still waiting
+for a request head gives way to the newcomer; when none is, new connections wait in the
+kernel's listen backlog (``BACKLOG``). Under pressure, head deadlines shrink and a
+client over its connection budget is turned away with 503 (see there). Cancellation is
+the shutdown: the listeners close, every connection's task is cancelled and its socket
+closed, and no error escapes for a request that was in progress.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any, Final
 
 import trio
 
+from ._connections import ConnectionTable, Ticket, turn_away
+from ._fairness import address_key
 from ._h11_conn import AsgiApp, H11Connection
 from ._server_limits import HttpServerLimits
 
@@ -48,12 +52,14 @@ async def serve_h11(
     host: str,
     port: int,
     limits: HttpServerLimits,
+    table: ConnectionTable | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` on ``host:port`` until cancelled; ``task_status`` gets the port.
 
     With ``port=0`` and a host name that resolves to several addresses, only the first
     address is served (each listener would get a different free port otherwise).
+    ``table`` keeps the connections (default: a new one; pass one to watch it).
     """
     listeners = await trio.open_tcp_listeners(port, host=host, backlog=BACKLOG)
     if port == 0 and len(listeners) > 1:
@@ -61,11 +67,11 @@ async def serve_h11(
             await extra.aclose()
         listeners = listeners[:1]
     bound = int(listeners[0].socket.getsockname()[1])
-    slots = trio.Semaphore(limits.max_connections)
+    table = table or ConnectionTable(limits)
     try:
         async with trio.open_nursery() as nursery:
             for listener in listeners:
-                nursery.start_soon(_accept_loop, listener, app, limits, slots, nursery)
+                nursery.start_soon(_accept_loop, listener, app, table, nursery)
             task_status.started(bound)
     finally:
         for listener in listeners:
@@ -76,25 +82,33 @@ async def serve_h11(
 async def _accept_loop(
     listener: trio.SocketListener,
     app: AsgiApp,
-    limits: HttpServerLimits,
-    slots: trio.Semaphore,
+    table: ConnectionTable,
     nursery: trio.Nursery,
 ) -> None:
     while True:
-        await slots.acquire()
         try:
             stream = await listener.accept()
         except OSError as exc:
-            slots.release()
             if exc.errno not in _RETRY_ERRNOS:
                 raise
             logger.error("accept failed (%s); retrying in %s s", exc, _RETRY_SECONDS)
             await trio.sleep(_RETRY_SECONDS)
             continue
+        try:
+            await table.make_room()
+            server = _address(stream.socket.getsockname())
+            client = _address(stream.socket.getpeername())
+        except OSError:
+            await trio.aclose_forcefully(stream)  # gone before it was served
+            continue
         except BaseException:
-            slots.release()
+            await trio.aclose_forcefully(stream)
             raise
-        nursery.start_soon(_serve_connection, stream, app, limits, slots)
+        ticket = table.admit(address_key(client[0]) if client else "address:?")
+        if ticket is None:
+            nursery.start_soon(turn_away, table, stream)
+        else:
+            nursery.start_soon(_serve_connection, stream, app, table.limits, ticket, server, client)
 
 
 def _address(value: Any) -> tuple[str, int] | None:
@@ -104,20 +118,20 @@ def _address(value: Any) -> tuple[str, int] | None:
 
 
 async def _serve_connection(
-    stream: trio.SocketStream, app: AsgiApp, limits: HttpServerLimits, slots: trio.Semaphore
+    stream: trio.SocketStream,
+    app: AsgiApp,
+    limits: HttpServerLimits,
+    ticket: Ticket,
+    server: tuple[str, int] | None,
+    client: tuple[str, int] | None,
 ) -> None:
     try:
-        try:
-            server = _address(stream.socket.getsockname())
-            client = _address(stream.socket.getpeername())
-        except OSError:
-            return  # gone before it was served
-        connection = H11Connection(stream, app, limits, server=server, client=client)
+        connection = H11Connection(stream, app, limits, server=server, client=client, ticket=ticket)
         try:
             if await connection.run():
                 await connection.linger()
         except Exception:
             logger.exception("HTTP connection from %s failed", client)
     finally:
-        slots.release()
+        ticket.release()
         await stream.aclose()

@@ -9,7 +9,8 @@ message bound, pings answered, the closing handshake done). ``websocket.close`` 
 accepting is answered 403, as ASGI servers do; an app that wants another refusal (a 401
 with its ``WWW-Authenticate`` challenge) sends it with the ASGI ``websocket.http.response``
 extension, which is written as a plain HTTP response. So ``serve_http``'s default engine
-serves MCP over WebSocket on the Streamable HTTP endpoint, as hypercorn does.
+serves MCP over WebSocket on the Streamable HTTP endpoint, as hypercorn does; an accepted
+connection reads ahead and pings as the lean server's do (``WsprotoMessages.run``).
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ class H11WebSocket:
         self.closed = False
         #: A refusal's response head being sent (``websocket.http.response``).
         self._response: h11.Response | None = None
+        #: Where the accepted connection's read-ahead and keep-alive run.
+        self.background: trio.Nursery | None = None
 
     def scope(self, http_scope: MutableMapping[str, Any]) -> dict[str, Any]:
         scope = dict(http_scope)
@@ -174,3 +177,5 @@ class H11WebSocket:
             pending.extend(frames.events())
         # wsproto's frame layer has the WSConnection methods WsprotoMessages uses.
         self.messages = WsprotoMessages(self._stream, frames, self._limits, pending)  # type: ignore[arg-type]
+        if self.background is not None:
+            self.background.start_soon(self.messages.run)

@@ -38,12 +38,11 @@ from ._guards import (
     SERVER_ERROR,
     SESSION_ID_PATTERN,
     Headers,
-    HostPolicy,
     HttpError,
     accepts,
-    check_host_and_origin,
     is_json_content_type,
 )
+from ._hosts import HostPolicy, check_host_and_origin
 from ._legacy_sse_channel import LegacySseChannel
 from ._server_limits import HttpServerLimits
 from ._sessions_manager import SessionManager, new_session_id
@@ -133,9 +132,13 @@ class LegacySseEndpoint:
         session_id = new_session_id()
         root = str(scope.get("root_path") or "").rstrip("/")
         endpoint = f"{root}{self.messages_path}?session_id={session_id}"
-        channel = LegacySseChannel(session_id, self.limits, endpoint)
+        channel = LegacySseChannel(session_id, self.limits, endpoint, self.manager.session_output())
         channel.bind(caller)
-        self.manager.adopt(channel)
+        try:
+            self.manager.adopt(channel, client=self.manager.client_key(scope, caller))
+        except HttpError:
+            channel.outbox.abort()
+            raise
         self._channels[session_id] = channel
         logger.debug("SSE session %s opened", session_id)
         try:
@@ -143,6 +146,7 @@ class LegacySseEndpoint:
         finally:
             self._channels.pop(session_id, None)
             self.manager.terminate(channel)
+            channel.outbox.abort()
             logger.debug("SSE session %s ended", session_id)
 
     # ------------------------------------------------------------------ POST: one message

@@ -7,8 +7,9 @@ Outbound, every message the session sends, whatever it relates to, is one
 ``related`` is ignored. The stream's :class:`Outbox` holds the ``endpoint`` event first.
 
 Sending never waits on the network. A stream that overflows its bounds (a client that
-stopped reading) is aborted, and that ends the session: this transport cannot resume a
-stream, and a session that lost a message is broken.
+stopped reading), or outgrows the session's output budget, is aborted, and that ends
+the session: this transport cannot resume a stream, and a session that lost a message
+is broken.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import trio
 from trimcp.nursery import Caller
 from trimcp.wire import Message, RequestId, encode, encode_sse
 
+from ._budget import ByteBudget
+from ._handshake import note_initialized
 from ._server_limits import HttpServerLimits
 from ._sse_stream import Outbox
 
@@ -38,16 +41,28 @@ class LegacySseChannel:
       session_id: the ``session_id`` of the messages endpoint's query.
       limits: the inbound queue and stream bounds.
       endpoint: the URI sent as the ``endpoint`` event (the first of the stream).
+      output: the session's output budget (``None``: only the stream's bounds).
     """
 
-    def __init__(self, session_id: str, limits: HttpServerLimits, endpoint: str) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        limits: HttpServerLimits,
+        endpoint: str,
+        output: ByteBudget | None = None,
+    ) -> None:
         self.session_id: str | None = session_id
         #: The revision the session negotiated (set by the lifecycle).
         self.protocol_version: str | None = None
         self.on_close: Callable[[], None] | None = None
+        #: Called once ``notifications/initialized`` was delivered (the handshake is done).
+        self.on_initialized: Callable[[], None] | None = None
+        self.output = output
         self._inbound_send, self._inbound = trio.open_memory_channel[Message](limits.inbound_queue)
         self.outbox = Outbox(
-            max_events=limits.stream_queue_events, max_bytes=limits.stream_queue_bytes
+            max_events=limits.stream_queue_events,
+            max_bytes=limits.stream_queue_bytes,
+            budget=output,
         )
         self.outbox.put(encode_sse(data=endpoint, event="endpoint"))
         self._closed = False
@@ -100,8 +115,10 @@ class LegacySseChannel:
         """Queue one inbound message (waits while the queue is full).
 
         Raises :class:`trio.ClosedResourceError` once the session is closed.
+        ``notifications/initialized`` calls :attr:`on_initialized`.
         """
         await self._inbound_send.send(message)
+        note_initialized(self, message)
 
     def close(self) -> None:
         """End the session: no more input; the stream ends after what is queued."""

@@ -19,6 +19,11 @@ def _positive(_inst: object, attribute: attrs.Attribute[Any], value: Any) -> Non
         raise ValueError(f"{attribute.name} must be positive, got {value!r}")
 
 
+def _fraction(_inst: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if not 0 < value < 1:
+        raise ValueError(f"{attribute.name} must be between 0 and 1, got {value!r}")
+
+
 @final
 @attrs.frozen(kw_only=True)
 class HttpServerLimits:
@@ -33,7 +38,15 @@ class HttpServerLimits:
       max_header_bytes: bytes of all header names and values together (default
         16 KiB); more gets 431.
       max_sessions: live sessions at once (default 1024). Beyond it ``initialize`` gets
-        503 with ``Retry-After``.
+        503 with ``Retry-After``, unless a session still in its handshake can give way
+        (the oldest, of the client holding the most).
+      max_sessions_per_client: live sessions one client may hold (default 64): one
+        address (an IPv6 /64), or one authenticated caller when the app has an
+        authorization layer (``auth=``). Beyond it that client's ``initialize`` gets 429 with
+        ``Retry-After``; other clients are not affected.
+      handshake_timeout: seconds a session opened by ``initialize`` may go without
+        ``notifications/initialized`` (default 10); then it ends (later requests get
+        404).
       retry_after: the ``Retry-After`` seconds of that 503 (default 5).
       session_idle_timeout: seconds a session may go without any HTTP request or open
         stream before it is terminated (default 1800).
@@ -50,6 +63,19 @@ class HttpServerLimits:
         per stream (defaults 1000 and 4 MiB); the oldest go first.
       replay_streams: streams the in-memory event store keeps per session (default
         64); the oldest stream goes first.
+      replay_session_bytes / replay_total_bytes: bytes of events the in-memory event
+        store keeps per session (default 16 MiB) and for all sessions together (default
+        256 MiB). Past the first the session's oldest events go; past the second the
+        oldest events of the session holding the most. A client resuming from before
+        an evicted event gets 410.
+      output_session_bytes / output_total_bytes: bytes queued or being written to the
+        responses of one session (default 32 MiB) and of all sessions together
+        (default 256 MiB): SSE events, JSON answers, HTTP+SSE streams. An SSE event that
+        does not fit closes its stream (as an overflow does; the client resumes from the
+        event store); a JSON answer that does not fit is replaced by a ``-32000`` error
+        for its request; an HTTP+SSE stream that does not fit ends its session. When
+        the server's budget is full, the largest stream of the session holding the most
+        is closed first (if that session holds at least as much as the one asking).
       sse_retry_ms: the ``retry`` field of every priming event (default 1000).
       max_dropped: nothing is kept of dropped messages but a count; this only caps the
         debug logging of them per session (default 100 log lines).
@@ -57,21 +83,31 @@ class HttpServerLimits:
     Bounds of the connections themselves, kept by the ``h11`` engine of ``serve_http``
     (hypercorn keeps its own):
 
-      max_connections: connections served at once (default 1000). Past it the server
-        stops accepting; new clients wait in the listen backlog until one ends (an idle
-        keep-alive connection ends after ``keep_alive_timeout``).
+      max_connections: connections served at once (default 1000). At the cap, a new
+        connection takes the place of one still waiting for a request head (the oldest
+        of the client with the most of them; 408 if its head had begun), or waits in
+        the listen backlog until one ends.
       keep_alive_timeout: seconds a connection may sit idle between requests, or
         before its first (default 5), then it is closed.
       header_timeout: seconds a request line and headers may take once their first
         byte arrived (default 10); slower heads get 408 and the connection is closed.
         ``max_header_bytes`` bounds the raw request line and headers together too
         (431).
+      pressure: the share of ``max_connections`` in use from which the server is under
+        pressure (default 0.5). Then ``keep_alive_timeout`` and ``header_timeout``
+        shrink in proportion to the load, down to ``pressure_timeout`` (default 1 s)
+        at the cap, and ...
+      max_connections_per_client: ... a client (an address, an IPv6 /64) holding this
+        many connections (default 250) has further ones turned away with 503 and
+        ``Retry-After``. Below ``pressure`` nothing is refused.
     """
 
     max_body_size: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
     body_timeout: float = attrs.field(default=30.0, validator=_positive)
     max_header_bytes: int = attrs.field(default=16 * 1024, validator=_positive)
     max_sessions: int = attrs.field(default=1024, validator=_positive)
+    max_sessions_per_client: int = attrs.field(default=64, validator=_positive)
+    handshake_timeout: float = attrs.field(default=10.0, validator=_positive)
     retry_after: int = attrs.field(default=5, validator=_positive)
     session_idle_timeout: float = attrs.field(default=1800.0, validator=_positive)
     inbound_queue: int = attrs.field(default=32, validator=_positive)
@@ -82,8 +118,15 @@ class HttpServerLimits:
     replay_events: int = attrs.field(default=1000, validator=_positive)
     replay_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
     replay_streams: int = attrs.field(default=64, validator=_positive)
+    replay_session_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)
+    replay_total_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=_positive)
+    output_session_bytes: int = attrs.field(default=32 * 1024 * 1024, validator=_positive)
+    output_total_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=_positive)
     sse_retry_ms: int = attrs.field(default=1000, validator=_positive)
     max_dropped: int = attrs.field(default=100, validator=_positive)
     max_connections: int = attrs.field(default=1000, validator=_positive)
     keep_alive_timeout: float = attrs.field(default=5.0, validator=_positive)
     header_timeout: float = attrs.field(default=10.0, validator=_positive)
+    pressure: float = attrs.field(default=0.5, validator=_fraction)
+    pressure_timeout: float = attrs.field(default=1.0, validator=_positive)
+    max_connections_per_client: int = attrs.field(default=250, validator=_positive)

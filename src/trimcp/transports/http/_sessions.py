@@ -22,7 +22,12 @@ re-attaches the live stream (:meth:`resume`). A disconnect never cancels the req
 (handshake era).
 
 Sending never waits on the network: outboxes are bounded and an overflowing one is
-closed, so a stalled client stalls nothing but its own stream.
+closed, so a stalled client stalls nothing but its own stream. Every outbox of the
+session also draws on the session's output budget (:class:`~._budget.ByteBudget`,
+inside the server's): an SSE event that does not fit closes its stream like an
+overflow (the event stays in the store), and a JSON answer that does not fit is
+replaced by a ``-32000`` error for its request, so output held for slow clients never
+grows past the budgets.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import trio
 
 from trimcp.nursery import Caller
 from trimcp.wire import (
+    ErrorObject,
     ErrorResponse,
     Message,
     Request,
@@ -44,7 +50,10 @@ from trimcp.wire import (
     encode_sse,
 )
 
+from ._budget import ByteBudget
 from ._event_store import EventStore
+from ._guards import SERVER_ERROR, HttpError
+from ._handshake import note_initialized
 from ._server_limits import HttpServerLimits
 from ._sse_stream import Outbox
 
@@ -61,7 +70,7 @@ class RequestStream:
     """The stream of one POST: the requests it carried, who sent them (the caller its
     credentials named, with authorization) and where their output goes."""
 
-    __slots__ = ("batch", "caller", "collected", "mode", "outbox", "pending", "stream_id")
+    __slots__ = ("batch", "caller", "collected", "ids", "mode", "outbox", "pending", "stream_id")
 
     def __init__(
         self,
@@ -72,7 +81,8 @@ class RequestStream:
     ) -> None:
         self.stream_id = stream_id
         self.caller = caller
-        self.pending: set[RequestId] = set(request_ids)
+        self.ids = tuple(request_ids)
+        self.pending: set[RequestId] = set(self.ids)
         self.batch = batch
         #: ``"pending"`` (undecided), ``"json"`` or ``"sse"``.
         self.mode = "pending"
@@ -93,6 +103,7 @@ class HttpSessionChannel:
       session_id: the ``Mcp-Session-Id`` (``None`` in stateless mode).
       limits: queue bounds and the SSE ``retry`` value.
       store: where SSE events are kept for resumption (``None``: not resumable).
+      output: the session's output budget (``None``: only the per-stream bounds).
     """
 
     def __init__(
@@ -100,10 +111,12 @@ class HttpSessionChannel:
         session_id: str | None,
         limits: HttpServerLimits,
         store: EventStore | None,
+        output: ByteBudget | None = None,
     ) -> None:
         self.session_id = session_id
         self.limits = limits
         self.store = store
+        self.output = output
         #: The revision the session negotiated (set by the lifecycle).
         self.protocol_version: str | None = None
         #: Messages that had no stream to go to (counted, never kept).
@@ -112,6 +125,8 @@ class HttpSessionChannel:
         self.busy = 0
         self.last_active = trio.current_time()
         self.on_close: Callable[[], None] | None = None
+        #: Called once ``notifications/initialized`` was delivered (the handshake is done).
+        self.on_initialized: Callable[[], None] | None = None
         self._inbound_send, self._inbound = trio.open_memory_channel[Message](limits.inbound_queue)
         self._by_request: dict[RequestId, RequestStream] = {}
         self._live: dict[str, RequestStream] = {}
@@ -240,7 +255,14 @@ class HttpSessionChannel:
         outbox = stream.outbox
         if outbox is not None:
             outbox.json = True
-            outbox.put(body, whole=True)
+            if not outbox.put(body, whole=True):
+                logger.warning(
+                    "session %s: a %d-byte answer exceeds the output budget; answered with "
+                    "an error instead",
+                    self.session_id,
+                    len(body),
+                )
+                outbox.put(_over_budget(stream), whole=True, force=True)
             outbox.close()
         else:
             self.dropped += 1
@@ -280,7 +302,9 @@ class HttpSessionChannel:
     # ------------------------------------------------------------ the transport's side
     def new_outbox(self) -> Outbox:
         return Outbox(
-            max_events=self.limits.stream_queue_events, max_bytes=self.limits.stream_queue_bytes
+            max_events=self.limits.stream_queue_events,
+            max_bytes=self.limits.stream_queue_bytes,
+            budget=self.output,
         )
 
     def in_flight(self, request_id: RequestId) -> bool:
@@ -347,8 +371,9 @@ class HttpSessionChannel:
                 self._end_stream(stream)
 
     def detach(self, outbox: Outbox) -> None:
-        """The response that drained ``outbox`` is over (client gone or stream done)."""
-        outbox.close()
+        """The response that drained ``outbox`` is over (client gone or stream done):
+        what it still held is dropped and its bytes go back to the budget."""
+        outbox.abort()
         stream = None if outbox.stream_id is None else self._live.get(outbox.stream_id)
         if stream is not None and stream.outbox is outbox:
             stream.outbox = None
@@ -390,13 +415,20 @@ class HttpSessionChannel:
         """Re-open the stream ``last_event_id`` belongs to; ``None`` if it is unknown.
 
         The returned outbox holds the stored events after that id and then, if the
-        stream is still live, whatever it sends next.
+        stream is still live, whatever it sends next. Raises :class:`HttpError` 410 when
+        the store no longer has every event after that id (a bound evicted some).
         """
         if self.store is None:
             return None
         replay = await self.store.replay_after(last_event_id)
         if replay is None:
             return None
+        if replay.gap:
+            raise HttpError(
+                410,
+                "Gone: events after Last-Event-ID were evicted from the event store",
+                code=SERVER_ERROR,
+            )
         outbox = self.new_outbox()
         for event_id, data in replay.events:
             outbox.put(encode_sse(data=data.decode(), id=event_id), event_id)
@@ -417,8 +449,10 @@ class HttpSessionChannel:
         return outbox
 
     async def deliver(self, message: Message) -> None:
-        """Queue one inbound message for the session (waits while the queue is full)."""
+        """Queue one inbound message for the session (waits while the queue is full);
+        ``notifications/initialized`` calls :attr:`on_initialized`."""
         await self._inbound_send.send(message)
+        note_initialized(self, message)
 
     async def deliver_internal(self, request: Request) -> trio.Event:
         """Deliver a request whose response the transport swallows; set when answered."""
@@ -448,5 +482,16 @@ class HttpSessionChannel:
         for event in self._swallow.values():
             event.set()
         self._swallow.clear()
+        if self.store is not None:
+            self.store.close()
         if self.on_close is not None:
             self.on_close()
+
+
+def _over_budget(stream: RequestStream) -> bytes:
+    """The error body that replaces a JSON answer the output budget refused."""
+    error = ErrorObject(
+        code=SERVER_ERROR, message="Server busy: the answer exceeds the output budget"
+    )
+    answers = [encode(ErrorResponse(id=request_id, error=error)) for request_id in stream.ids]
+    return answers[0] if not stream.batch else b"[" + b",".join(answers) + b"]"

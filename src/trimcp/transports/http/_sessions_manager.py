@@ -3,23 +3,35 @@
 Sessions outlive the HTTP requests that use them, so they run in the manager's own
 nursery (:meth:`SessionManager.run`, entered by ASGI lifespan or by ``serve_http``).
 Each session runs ``serve_session(channel)`` (for example ``Server.serve_channel``) in
-its own cancel scope. The table is bounded (``max_sessions``; 503 beyond it), and a
-reaper terminates sessions idle for ``session_idle_timeout``, so sessions that are never
-deleted cannot pile up.
+its own cancel scope. A reaper terminates sessions idle for ``session_idle_timeout``, so
+sessions that are never deleted cannot pile up.
+
+The table is bounded, and fairly: a client (an address, or a principal, see
+:mod:`._fairness`) may hold ``max_sessions_per_client`` sessions (429 beyond), and the
+table ``max_sessions`` (503 beyond). A session opened by ``initialize`` must see
+``notifications/initialized`` within ``handshake_timeout`` or it ends (its cancel scope
+has that deadline until then), and when the table is full, the oldest session still in
+its handshake gives way to a new one, taken from the client with the most of them. So a
+flood of bare ``initialize`` requests holds few sessions, briefly, and locks no one out.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import secrets
-from collections.abc import Awaitable, Callable
-from typing import Protocol, final
+from collections import Counter
+from collections.abc import Awaitable, Callable, MutableMapping
+from functools import partial
+from typing import Any, Protocol, final
 
 import trio
 
-from trimcp.nursery import MessageChannel
+from trimcp.nursery import Caller, MessageChannel
 
+from ._budget import ByteBudget
 from ._event_store import EventStore
+from ._fairness import client_key
 from ._guards import SERVER_ERROR, HttpError
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
@@ -36,6 +48,10 @@ class ManagedChannel(MessageChannel, Protocol):
 
     session_id: str | None
     on_close: Callable[[], None] | None
+    #: Called once when ``notifications/initialized`` has been delivered.
+    on_initialized: Callable[[], None] | None
+    #: The session's output budget, closed when the session is forgotten.
+    output: ByteBudget | None
 
     def close(self) -> None: ...
 
@@ -60,9 +76,21 @@ class SessionManager:
         self.store_factory = store_factory
         self._sessions: dict[str, HttpSessionChannel] = {}
         self._scopes: dict[ManagedChannel, trio.CancelScope] = {}
+        #: Sessions per client key, and the key of each session that has one.
+        self._clients: Counter[str] = Counter()
+        self._client_of: dict[ManagedChannel, str] = {}
+        #: Sessions still waiting for ``notifications/initialized``, oldest first.
+        self._handshaking: dict[ManagedChannel, None] = {}
         self._nursery: trio.Nursery | None = None
         #: Sessions ended by the idle reaper (a counter for tests and metrics).
         self.reaped = 0
+        #: Bytes queued or being written to every session's clients.
+        self.output = ByteBudget(limits.output_total_bytes)
+
+    def client_key(self, scope: MutableMapping[str, Any], caller: Caller | None) -> str | None:
+        """The key the sessions of ``scope``'s request, sent by ``caller`` (``None``: not
+        authenticated), are budgeted under (:mod:`._fairness`)."""
+        return client_key(scope, caller.identity if caller is not None else None)
 
     @property
     def running(self) -> bool:
@@ -90,51 +118,94 @@ class SessionManager:
     def get(self, session_id: str) -> HttpSessionChannel | None:
         return self._sessions.get(session_id)
 
-    def create(self, *, stateless: bool = False, resumable: bool = True) -> HttpSessionChannel:
+    def create(
+        self, *, stateless: bool = False, resumable: bool = True, client: str | None = None
+    ) -> HttpSessionChannel:
         """Start a new session; 503 when the table is full or the server is not running.
 
+        A session with an id (``stateless=False``: opened by ``initialize``) counts
+        towards ``client``'s budget (429 beyond it) and must finish its handshake in
+        time (module doc). Sessions of one POST (``stateless``) are requests rather
+        than sessions: bounded by the connections that carry them, not per client.
         ``resumable=False`` gives it no event store (stateless-era POSTs: the era has no
         resumability, so no event ids or priming events either).
         """
-        self._check_room()
+        owner = None if stateless else client
+        self._check_room(owner)
         session_id = None if stateless else new_session_id()
         factory = self.store_factory if resumable else None
         store = factory() if factory is not None else None
-        channel = HttpSessionChannel(session_id, self.limits, store)
+        channel = HttpSessionChannel(session_id, self.limits, store, self.session_output())
         if session_id is not None:
             self._sessions[session_id] = channel
-        self._spawn(channel)
+        self._spawn(channel, owner, handshake=not stateless)
         return channel
 
-    def adopt(self, channel: ManagedChannel) -> None:
+    def session_output(self) -> ByteBudget:
+        """A new session's output budget, inside the server's."""
+        return ByteBudget(self.limits.output_session_bytes, self.output)
+
+    def adopt(self, channel: ManagedChannel, *, client: str | None = None) -> None:
         """Serve a session of another transport (legacy HTTP+SSE) beside these.
 
-        It counts towards ``max_sessions`` and ends with the manager, but its id is not
-        in the table :meth:`get` reads, and the idle reaper leaves it alone (it lives as
-        long as its own stream). 503 as for :meth:`create`.
+        It counts towards ``max_sessions`` and ``client``'s budget, must finish its
+        handshake in time, and ends with the manager, but its id is not in the table
+        :meth:`get` reads, and the idle reaper leaves it alone (it lives as long as its
+        own stream). 503 and 429 as for :meth:`create`.
         """
-        self._check_room()
-        self._spawn(channel)
+        self._check_room(client)
+        self._spawn(channel, client, handshake=True)
 
-    def _check_room(self) -> None:
+    def _check_room(self, client: str | None) -> None:
+        limits = self.limits
+        retry = [(b"retry-after", str(limits.retry_after).encode())]
         if self._nursery is None:
             raise HttpError(
                 503, "Service Unavailable: the server is not running", code=SERVER_ERROR
             )
-        if len(self._scopes) >= self.limits.max_sessions:
+        if client is not None and self._clients[client] >= limits.max_sessions_per_client:
             raise HttpError(
-                503,
-                "Service Unavailable: too many sessions",
+                429,
+                "Too Many Requests: too many sessions for this client",
                 code=SERVER_ERROR,
-                headers=[(b"retry-after", str(self.limits.retry_after).encode())],
+                headers=retry,
+            )
+        if len(self._scopes) >= limits.max_sessions and not self._shed_handshake():
+            raise HttpError(
+                503, "Service Unavailable: too many sessions", code=SERVER_ERROR, headers=retry
             )
 
-    def _spawn(self, channel: ManagedChannel) -> None:
+    def _shed_handshake(self) -> bool:
+        """End the oldest session still in its handshake, of the client with the most
+        of them, to make room; ``False`` when none is."""
+        if not self._handshaking:
+            return False
+        pending = Counter(self._client_of.get(c) for c in self._handshaking)
+        heaviest = max(pending, key=lambda key: pending[key])
+        victim = next(c for c in self._handshaking if self._client_of.get(c) == heaviest)
+        logger.info(
+            "session table full: ended session %s, still in its handshake", victim.session_id
+        )
+        self.terminate(victim)
+        return True
+
+    def _spawn(self, channel: ManagedChannel, client: str | None, *, handshake: bool) -> None:
         assert self._nursery is not None
         scope = trio.CancelScope()
         self._scopes[channel] = scope
         channel.on_close = scope.cancel
+        if client is not None:
+            self._clients[client] += 1
+            self._client_of[channel] = client
+        if handshake:
+            scope.deadline = trio.current_time() + self.limits.handshake_timeout
+            self._handshaking[channel] = None
+            channel.on_initialized = partial(self._initialized, channel, scope)
         self._nursery.start_soon(self._serve, channel, scope)
+
+    def _initialized(self, channel: ManagedChannel, scope: trio.CancelScope) -> None:
+        scope.deadline = math.inf
+        self._handshaking.pop(channel, None)
 
     def terminate(self, channel: ManagedChannel) -> None:
         """End the session now: its tasks are cancelled and its id is forgotten."""
@@ -142,7 +213,15 @@ class SessionManager:
         self._forget(channel)
 
     def _forget(self, channel: ManagedChannel) -> None:
+        if channel.output is not None:
+            channel.output.close()
         self._scopes.pop(channel, None)
+        self._handshaking.pop(channel, None)
+        client = self._client_of.pop(channel, None)
+        if client is not None:
+            self._clients[client] -= 1
+            if not self._clients[client]:
+                del self._clients[client]
         if channel.session_id is not None and self._sessions.get(channel.session_id) is channel:
             del self._sessions[channel.session_id]
 
@@ -150,6 +229,12 @@ class SessionManager:
         try:
             with scope:
                 await self.serve_session(channel)
+            if channel in self._handshaking and scope.cancelled_caught:
+                logger.info(
+                    "session %s: no notifications/initialized within %g s: ended",
+                    channel.session_id,
+                    self.limits.handshake_timeout,
+                )
         except Exception:
             logger.exception("session %s failed", channel.session_id)
         finally:

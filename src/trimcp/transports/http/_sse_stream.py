@@ -6,6 +6,11 @@ or any other stream (no head-of-line blocking). The response side drains it with
 :meth:`Outbox.get`. An outbox is either a JSON outbox (exactly one body, for a request
 answered before anything else was sent for it) or an SSE outbox (a stream of encoded
 events); the producer decides before the first item.
+
+Every byte an outbox holds, queued or being written, is also held against its session's
+:class:`~._budget.ByteBudget` (and so the server's): an item is counted from
+:meth:`Outbox.put` until the response asks for the next one (it has been written by
+then) or the outbox is dropped (:meth:`Outbox.abort`).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from collections.abc import Callable
 from typing import final
 
 import trio
+
+from ._budget import ByteBudget
 
 __all__ = ["Outbox"]
 
@@ -29,9 +36,13 @@ class Outbox:
 
     __slots__ = (
         "_closed",
+        "_handed",
+        "_held",
         "_items",
         "_size",
         "_wakeup",
+        "_writing",
+        "budget",
         "json",
         "max_bytes",
         "max_events",
@@ -41,9 +52,19 @@ class Outbox:
         "waker",
     )
 
-    def __init__(self, *, max_events: int, max_bytes: int) -> None:
+    def __init__(
+        self, *, max_events: int, max_bytes: int, budget: ByteBudget | None = None
+    ) -> None:
         self.max_events = max_events
         self.max_bytes = max_bytes
+        #: The session's output budget every held byte counts against (``None``: none).
+        self.budget = budget
+        #: Bytes taken from ``budget``: the queue and the item being written.
+        self._held = 0
+        #: Size of the item :meth:`get` handed out last (being written until the next).
+        self._writing = 0
+        #: Whether :meth:`get` handed out any item yet.
+        self._handed = False
         #: ``True`` once the producer chose a single JSON body for this response.
         self.json = False
         #: The HTTP status and extra headers a middleware asked for a JSON answer
@@ -71,25 +92,57 @@ class Outbox:
     def __len__(self) -> int:
         return len(self._items) if self._items is not None else 0
 
-    def put(self, chunk: bytes, event_id: str | None = None, *, whole: bool = False) -> bool:
+    def put(
+        self, chunk: bytes, event_id: str | None = None, *, whole: bool = False, force: bool = False
+    ) -> bool:
         """Queue ``chunk``; ``False`` when the outbox is closed or just overflowed.
 
-        ``whole`` skips the bounds: for the single body of a JSON response, which is
-        one message the session already holds in memory.
+        ``whole`` skips the outbox's own bounds, for the single body of a JSON
+        response; the budget still applies, and a whole body it refuses is not queued
+        (the outbox stays open for the error that replaces it). ``force`` holds the
+        bytes even past the budget: for that small error.
         """
         if self._closed:
             return False
-        over = len(self) >= self.max_events or self._size + len(chunk) > self.max_bytes
-        if over and not whole:
-            self.overflowed = True
-            self.abort()
-            return False
+        size = len(chunk)
+        if not whole and (len(self) >= self.max_events or self._size + size > self.max_bytes):
+            return self._overflow()
+        if self.budget is not None:
+            holder = None if whole else self
+            if not self.budget.take(size, force=force, holder=holder):
+                return False if whole else self._overflow()
+            self._held += size
         if self._items is None:
             self._items = deque()
         self._items.append((event_id, chunk))
-        self._size += len(chunk)
+        self._size += size
         self._wake()
         return True
+
+    def _overflow(self) -> bool:
+        """Close and drop what is queued, except the first item when nothing was handed
+        to the response yet: it is the priming event, and a client that never got one
+        has no event id to resume from."""
+        self.overflowed = True
+        keep = self._items[0] if self._items and not self._handed else None
+        self.abort()
+        if keep is not None:
+            size = len(keep[1])
+            if self.budget is not None:
+                self.budget.take(size, force=True)
+                self._held = size
+            self._items = deque([keep])
+            self._size = size
+        return False
+
+    @property
+    def held(self) -> int:
+        """Bytes held against the budget: the queue and the item being written."""
+        return self._held
+
+    def shed(self) -> None:
+        """The server's output budget needs room: close as if this stream overflowed."""
+        self._overflow()
 
     def _wake(self) -> None:
         self._wakeup.set()
@@ -103,13 +156,25 @@ class Outbox:
         self._wake()
 
     def abort(self) -> None:
-        """Close and drop what is queued (the stream overflowed or the session ended)."""
+        """Close and drop what is queued (the stream overflowed, or its response is
+        over); every byte held goes back to the budget."""
         self._items = None
         self._size = 0
+        self._writing = 0
+        if self.budget is not None:
+            if self._held:
+                self.budget.give(self._held)
+            self.budget.leave(self)
+        self._held = 0
         self.close()
 
     async def get(self) -> tuple[str | None, bytes] | None:
-        """The next item, or ``None`` once the outbox is closed and empty."""
+        """The next item, or ``None`` once the outbox is closed and empty.
+
+        Asking for the next item says the previous one was written: its bytes go back
+        to the budget now.
+        """
+        self._written()
         while not self._items:
             if self._closed:
                 return None
@@ -121,4 +186,12 @@ class Outbox:
         if not items:
             self._items = None
         self._size -= len(item[1])
+        self._writing = len(item[1])
+        self._handed = True
         return item
+
+    def _written(self) -> None:
+        if self._writing and self.budget is not None:
+            self.budget.give(self._writing)
+            self._held -= self._writing
+        self._writing = 0

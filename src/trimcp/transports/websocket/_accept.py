@@ -24,7 +24,8 @@ from wsproto.utilities import LocalProtocolError as WsLocalProtocolError
 from wsproto.utilities import RemoteProtocolError as WsRemoteProtocolError
 
 from ..http._auth import AuthenticatedCaller, Authenticator, AuthRequest, authenticate
-from ..http._guards import Headers, HostPolicy, HttpError, check_host_and_origin
+from ..http._guards import Headers, HttpError
+from ..http._hosts import HostPolicy, check_host_and_origin
 from ._frames import WsprotoMessages
 from ._limits import SUBPROTOCOL, WebSocketLimits
 

@@ -22,7 +22,8 @@ from trimcp.nursery import MessageChannel
 
 from ..http._asgi_io import error_body
 from ..http._auth import Authenticator, AuthRequest, authenticate
-from ..http._guards import Headers, HostPolicy, HttpError, check_host_and_origin
+from ..http._guards import Headers, HttpError
+from ..http._hosts import HostPolicy, check_host_and_origin
 from ._channel import CLOSE_POLICY, WebSocketChannel, serve_until_expiry
 from ._frames import CLOSE_NORMAL, CLOSE_TOO_BIG, MessageTooBig
 from ._limits import SUBPROTOCOL, WebSocketLimits

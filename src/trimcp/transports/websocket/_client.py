@@ -119,7 +119,7 @@ class WebSocketTransport:
         channel = WebSocketChannel(messages)
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(messages.keepalive)
+                nursery.start_soon(messages.run)
                 yield channel
                 nursery.cancel_scope.cancel()
         finally:

@@ -1,8 +1,10 @@
 """Whole WebSocket messages over a Trio byte stream, with wsproto doing the protocol.
 
 :class:`WsprotoMessages` is the one place that turns frames into messages: it joins
-fragments (bounded by ``max_message``), answers pings, completes the closing handshake,
-and serialises writes, coalescing the frames queued meanwhile into one socket write.
+fragments (bounded by ``max_message``), answers pings as soon as they are read (also
+while nobody takes messages: a bounded read-ahead), keeps the connection alive without
+mistaking its own backpressure for a dead peer, completes the closing handshake, and
+serialises writes, coalescing the frames queued meanwhile into one socket write.
 The client and the lean server both use it; an ASGI server has its own (see
 :mod:`._asgi`). Both satisfy :class:`MessageIO`, which is all
 :class:`~trimcp.transports.websocket.WebSocketChannel` needs.
@@ -10,6 +12,7 @@ The client and the lean server both use it; an ASGI server has its own (see
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import deque
 from typing import Final, Protocol, final
@@ -30,6 +33,7 @@ from wsproto.utilities import RemoteProtocolError as WsRemoteProtocolError
 
 from .._batch import WriteBatcher
 from ._limits import WebSocketLimits
+from ._liveness import Liveness
 
 __all__ = [
     "CLOSE_NORMAL",
@@ -76,8 +80,16 @@ class WsprotoMessages:
     Args:
       stream: the TCP (or TLS) stream, owned from now on.
       ws: the wsproto connection, past its handshake.
-      limits: ``max_message``, ``receive_size`` and ``close_timeout`` apply.
+      limits: ``max_message``, ``receive_size``, ``read_ahead``, the keep-alive and
+        ``close_timeout`` apply.
       pending: events wsproto produced during the handshake and not yet handled.
+
+    Reading is done by whoever needs it, one reader at a time: :meth:`receive` when
+    its caller wants a message, and :meth:`run`'s read-ahead while nobody does (up to
+    ``read_ahead`` bytes of messages nobody took yet). Pings are answered and pongs
+    noted as soon as they are read, so a peer's keep-alive is answered while this side
+    is busy, and this side's own keep-alive never mistakes its backpressure for a dead
+    peer (:mod:`._liveness`).
     """
 
     def __init__(
@@ -90,14 +102,23 @@ class WsprotoMessages:
         self._stream = stream
         self._ws = ws
         self._limits = limits
-        self._pending: deque[Event] = pending if pending is not None else deque()
+        self._pending: deque[Event] = deque()
+        #: Bytes of message frames in ``_pending``, which the read-ahead stops at.
+        self._buffered = 0
         self._batcher = WriteBatcher(self._write_batch, self._check_broken)
         self._broken = False
         self._parts: list[str | bytes] = []
         self._size = 0
         self._closed = False
-        self._pong: trio.Event | None = None
+        self._read_lock = trio.Lock()
+        #: Why reading ended (re-raised to every later reader), once it did.
+        self._ended: str | None = None
+        #: Set when the read-ahead, waiting for room, may read again.
+        self._room: trio.Event | None = None
+        self.liveness = Liveness()
         self._pings = 0
+        for event in pending or ():
+            self._queue(event)  # a ping among them is answered by receive()
 
     async def _write(self, event: Event) -> None:
         """Send ``event``'s frame; one socket write carries every frame queued by then
@@ -131,28 +152,81 @@ class WsprotoMessages:
             raise trio.ClosedResourceError("the WebSocket is closed")
         await self._write(TextMessage(data=text))
 
+    # ------------------------------------------------------------------ reading
     async def _next_event(self) -> Event:
         while not self._pending:
+            async with self._read_lock:
+                if not self._pending:  # nobody filled it while this one waited
+                    await self._fill()
+        event = self._pending.popleft()
+        if isinstance(event, TextMessage | BytesMessage):
+            self._buffered -= len(event.data)
+            if self._room is not None and self._buffered < self._limits.read_ahead:
+                self._room.set()
+        return event
+
+    async def _fill(self) -> None:
+        """One read from the socket (the read lock held): pings and pongs are dealt with
+        now, everything else is queued for :meth:`receive`."""
+        if self._ended is not None:
+            raise trio.BrokenResourceError(self._ended)
+        self.liveness.reading()
+        data: bytes | bytearray = b""
+        try:
+            data = await self._stream.receive_some(self._limits.receive_size)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self._ended = "the WebSocket connection broke"
+        finally:
+            self.liveness.read(got_bytes=bool(data))
+        if not data:
+            self._ended = self._ended or "the peer closed the socket without a close frame"
+            raise trio.BrokenResourceError(self._ended)
+        try:
+            self._ws.receive_data(bytes(data))
+            events = list(self._ws.events())
+        except WsRemoteProtocolError as exc:
+            self._ended = f"WebSocket protocol error: {exc}"
+            await self._abandon(CLOSE_PROTOCOL_ERROR, "protocol error")
+            raise trio.BrokenResourceError(self._ended) from None
+        await self._take(events)
+
+    async def _take(self, events: list[Event]) -> None:
+        for event in events:
+            if isinstance(event, Ping):
+                await self._pong(event)
+            elif not isinstance(event, Pong):  # a pong: any bytes were liveness already
+                self._queue(event)
+
+    def _queue(self, event: Event) -> None:
+        if isinstance(event, TextMessage | BytesMessage):
+            self._buffered += len(event.data)
+        self._pending.append(event)
+
+    async def _pong(self, ping: Ping) -> None:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await self._write(ping.response())  # if it failed, the next read finds out
+
+    async def read_ahead(self) -> None:
+        """Keep reading while nobody takes messages, up to ``read_ahead`` bytes of them,
+        so that control frames behind them are seen; returns when reading ends."""
+        while not self._closed and self._ended is None:
+            if self._buffered >= self._limits.read_ahead:
+                self._room = trio.Event()
+                await self._room.wait()
+                self._room = None
+                continue
             try:
-                data = await self._stream.receive_some(self._limits.receive_size)
+                async with self._read_lock:
+                    await self._fill()
             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                raise trio.BrokenResourceError("the WebSocket connection broke") from None
-            if not data:
-                raise trio.BrokenResourceError("the peer closed the socket without a close frame")
-            try:
-                self._ws.receive_data(bytes(data))
-                self._pending.extend(self._ws.events())
-            except WsRemoteProtocolError as exc:
-                await self.close(CLOSE_PROTOCOL_ERROR, "protocol error")
-                raise trio.BrokenResourceError(f"WebSocket protocol error: {exc}") from None
-        return self._pending.popleft()
+                return
 
     def receive_text_nowait(self) -> str:
         """The next message if it is a whole text message already read, without I/O.
 
         Raises :class:`trio.WouldBlock` for anything else (nothing read yet, a fragment,
-        a binary message, a ping, a close frame, a message over the size bound): those
-        are :meth:`receive`'s, which may have to write or close.
+        a binary message, a close frame, a message over the size bound): those are
+        :meth:`receive`'s, which may have to write or close.
         """
         pending = self._pending
         if self._closed or self._parts or not pending:
@@ -165,6 +239,9 @@ class WsprotoMessages:
         ):
             raise trio.WouldBlock
         pending.popleft()
+        self._buffered -= len(event.data)
+        if self._room is not None and self._buffered < self._limits.read_ahead:
+            self._room.set()
         return event.data
 
     async def receive(self) -> str | bytes:
@@ -176,16 +253,11 @@ class WsprotoMessages:
                 message = await self._add_part(event)
                 if message is not None:
                     return message
-            elif isinstance(event, Ping):
-                try:
-                    await self._write(event.response())
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    raise trio.BrokenResourceError("the WebSocket connection broke") from None
             elif isinstance(event, CloseConnection):
                 await self._answer_close(event)
                 raise trio.EndOfChannel
-            elif isinstance(event, Pong) and self._pong is not None:
-                self._pong.set()
+            elif isinstance(event, Ping):  # read with the handshake, before anyone could
+                await self._pong(event)
             # Anything else: nothing to do.
 
     async def _add_part(self, event: TextMessage | BytesMessage) -> str | bytes | None:
@@ -201,36 +273,60 @@ class WsprotoMessages:
             return "".join(part for part in parts if isinstance(part, str))
         return b"".join(part for part in parts if isinstance(part, bytes))
 
-    async def keepalive(self) -> None:
-        """Ping every ``ping_interval``; drop the connection when a pong is late.
+    # ------------------------------------------------------------------ keep-alive
+    async def run(self) -> None:
+        """The connection's background work until it ends or this is cancelled: the
+        read-ahead, and a ping every ``ping_interval`` (see :meth:`keepalive`)."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self.read_ahead)
+            await self.keepalive()
+            nursery.cancel_scope.cancel()
 
-        Runs until cancelled or the connection ends; a pong is noticed by whoever is in
-        :meth:`receive` (the session's reader), so that must be running too.
+    async def keepalive(self) -> None:
+        """Ping every ``ping_interval``; drop the connection when nothing comes back
+        within ``ping_timeout`` seconds of listening (:mod:`._liveness`).
+
+        A pong is noticed by whoever reads (the session's reader, or the read-ahead of
+        :meth:`run`), so one of them must be running too.
         """
         interval = self._limits.ping_interval
         if interval is None:
             return
         while not self._closed:
             await trio.sleep(interval)
-            self._pong = trio.Event()
+            heard = self.liveness.expect()
             self._pings += 1
             try:
                 await self._write(Ping(payload=self._pings.to_bytes(4, "big")))
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return
-            with trio.move_on_after(self._limits.ping_timeout):
-                await self._pong.wait()
-                continue
-            logger.info("no pong within %s s: dropping the connection", self._limits.ping_timeout)
-            await self._release()
-            return
+            self.liveness.restart()
+            if not await self.liveness.heard_within(heard, self._limits.ping_timeout):
+                logger.info(
+                    "nothing from the peer within %s s of listening: dropping the connection",
+                    self._limits.ping_timeout,
+                )
+                await self._release()
+                return
 
+    # ------------------------------------------------------------------ closing
     async def _answer_close(self, event: CloseConnection) -> None:
         with trio.move_on_after(self._limits.close_timeout) as scope:
             scope.shield = True
             try:
                 if self._ws.state is ConnectionState.REMOTE_CLOSING:
                     await self._write(event.response())
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+        await self._release()
+
+    async def _abandon(self, code: int, reason: str) -> None:
+        """Send a close frame without waiting for the peer's (it broke the protocol)."""
+        with trio.move_on_after(self._limits.close_timeout) as scope:
+            scope.shield = True
+            try:
+                if self._ws.state is ConnectionState.OPEN:
+                    await self._write(CloseConnection(code=code, reason=reason))
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass
         await self._release()
@@ -258,4 +354,6 @@ class WsprotoMessages:
 
     async def _release(self) -> None:
         self._closed = True
+        if self._room is not None:
+            self._room.set()
         await trio.aclose_forcefully(self._stream)

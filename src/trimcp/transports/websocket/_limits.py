@@ -20,6 +20,10 @@ class WebSocketLimits:
       max_message: bytes in one message, all its frames together (default 4 MiB, as a
         Streamable HTTP body). A larger one closes the connection with 1009.
       receive_size: bytes asked of the socket per read (default 64 KiB).
+      read_ahead: bytes of messages read ahead while the session takes none (default
+        1 MiB), so that pings and pongs queued behind them are seen; past it reading
+        stops until the session takes some (backpressure), and the keep-alive does not
+        count that time against the peer.
       max_connections: connections the lean server (``serve_websocket``) serves at
         once (default 1000); further clients wait in the listen backlog.
       handshake_timeout: seconds the opening handshake may take, on either side
@@ -31,12 +35,14 @@ class WebSocketLimits:
       ping_interval: seconds between keep-alive pings from the trimcp client and the
         lean server (default 20; ``None``: no pings). They keep idle connections alive
         through proxies and find peers that vanished without a close.
-      ping_timeout: seconds a ping may wait for its pong (default 20); then the
-        connection is dropped and its session ends.
+      ping_timeout: seconds a ping may wait for an answer (default 20), counting only
+        time spent listening on an empty socket; any bytes from the peer answer it. Past
+        it the connection is dropped and its session ends.
     """
 
     max_message: int = 4 * 1024 * 1024
     receive_size: int = 64 * 1024
+    read_ahead: int = 1024 * 1024
     max_connections: int = 1000
     handshake_timeout: float = 10.0
     max_header_bytes: int = 16 * 1024

@@ -1,0 +1,47 @@
+"""Who a request counts against: the key of per-client budgets.
+
+Budgets per client (sessions, connections) need a name for "the same client". It is the
+authenticated caller's ``identity`` when the app has an authorization layer, else the
+client's address: an IPv4 address as is, an IPv6 address by its /64 network (one host
+usually owns a whole /64, so counting single addresses would let it spread over 2**64
+budgets).
+
+Behind a reverse proxy every unauthenticated request comes from the proxy's address;
+then authenticate callers (or raise the per-client budgets), or all clients share one
+budget.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import MutableMapping
+from typing import Any
+
+__all__ = ["address_key", "client_key"]
+
+
+def address_key(host: str) -> str:
+    """The budget key of a peer address: itself, or its /64 for IPv6."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return f"address:{host}"
+    if isinstance(address, ipaddress.IPv6Address):
+        mapped = address.ipv4_mapped
+        if mapped is not None:
+            return f"address:{mapped}"
+        network = ipaddress.IPv6Network((address, 64), strict=False)
+        return f"address:{network}"
+    return f"address:{address}"
+
+
+def client_key(scope: MutableMapping[str, Any], principal: str | None = None) -> str | None:
+    """The per-client budget key of an ASGI request sent by ``principal`` (an
+    authenticated caller's identity; ``None``: not authenticated), or ``None`` when
+    neither it nor the client's address is known."""
+    if principal:
+        return f"principal:{principal}"
+    client = scope.get("client")
+    if not client:
+        return None
+    return address_key(str(client[0]))
