@@ -4,15 +4,18 @@ validators for explicit schemas, readable error paths, and typed tool functions.
 """
 
 from ._constraints import IgnoredMetadataWarning as IgnoredMetadataWarning
+from ._constraints import read_metadata as read_metadata
 from ._converter import converter as converter
 from ._converter import make_converter as make_converter
 from ._converter import structure as structure
 from ._converter import unstructure as unstructure
+from ._docstrings import param_docs as param_docs
 from ._errors import format_errors as format_errors
 from ._plan import CAMEL_CASE as CAMEL_CASE
 from ._plan import FORBID_EXTRA as FORBID_EXTRA
 from ._plan import wire_name as wire_name
 from ._schema import json_schema_for as json_schema_for
+from ._text import text_reader as text_reader
 from ._tools import ArgumentsError as ArgumentsError
 from ._tools import RunSync as RunSync
 from ._tools import ToolBinding as ToolBinding
@@ -33,7 +36,10 @@ __all__ = [
     "is_async_callable",
     "json_schema_for",
     "make_converter",
+    "param_docs",
+    "read_metadata",
     "structure",
+    "text_reader",
     "unstructure",
     "validator_for",
     "wire_name",

@@ -16,7 +16,7 @@ the detail is logged, never sent.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, final
 
 import attrs
@@ -28,6 +28,7 @@ from trimcp.wire import INVALID_PARAMS
 
 from ._context import ToolContext
 from ._downgrade import fit_tool_result
+from ._workers import WorkerThreads
 
 __all__ = ["RegisteredTool", "ToolError", "ToolRegistry"]
 
@@ -99,10 +100,11 @@ def _failed(name: str, exc: Exception) -> dict[str, Any]:
 class ToolRegistry:
     """The tools of one server, in registration order (the order ``tools/list`` uses)."""
 
-    def __init__(self, on_change: Callable[[], None]) -> None:
+    def __init__(self, on_change: Callable[[], None], workers: WorkerThreads) -> None:
         self._tools: dict[str, RegisteredTool] = {}
         self._order: list[RegisteredTool] = []
         self._on_change = on_change
+        self._workers = workers
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -112,7 +114,7 @@ class ToolRegistry:
 
     def add(
         self,
-        fn: Callable[..., Awaitable[Any]],
+        fn: Callable[..., Any],
         *,
         name: str | None = None,
         title: str | None = None,
@@ -123,7 +125,7 @@ class ToolRegistry:
         meta: dict[str, Any] | None = None,
     ) -> RegisteredTool:
         """Bind and register ``fn``; a tool of the same name is replaced."""
-        binding = bind_tool(fn)
+        binding = bind_tool(fn, run_sync=self._workers.run)
         tool = Tool(
             name=name or binding.name,
             title=title,

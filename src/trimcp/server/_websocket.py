@@ -22,6 +22,7 @@ from trimcp.transports.websocket import (
 )
 from trimcp.transports.websocket._accept import refuse
 
+from ._lifespan import Serving
 from ._server import Server
 
 __all__ = ["DEFAULT_WEBSOCKET_PORT", "serve_websocket"]
@@ -63,11 +64,9 @@ async def serve_websocket(
                 host,
             )
         host_policy = HostPolicy(loopback=loopback)
-    listeners = await trio.open_tcp_listeners(port, host=host)
-    bound: int = listeners[0].socket.getsockname()[1]
     active = 0
 
-    async def handle(stream: trio.SocketStream) -> None:
+    async def handle(stream: trio.SocketStream, serving: Serving) -> None:
         nonlocal active
         if active >= limits.max_connections:
             await refuse(stream, None, 503, "too many WebSocket connections; retry later")
@@ -91,7 +90,8 @@ async def serve_websocket(
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(messages.keepalive)
                     await serve_until_expiry(
-                        partial(server.serve_channel, tasks=task_host), channel
+                        partial(server.serve_channel, tasks=task_host, serving=serving),
+                        channel,
                     )
                     nursery.cancel_scope.cancel()
             finally:
@@ -101,7 +101,9 @@ async def serve_websocket(
 
     shutdown = server.shutdown_control.round
     task_host = server.tasks.host()  # every connection's tasks end with this serving
-    async with trio.open_nursery() as nursery:
+    async with server.serving() as serving, trio.open_nursery() as nursery:
+        listeners = await trio.open_tcp_listeners(port, host=host)
+        bound: int = listeners[0].socket.getsockname()[1]
         await nursery.start(task_host.run)
         async with trio.open_nursery() as connections:
             accepting = trio.CancelScope()
@@ -110,7 +112,10 @@ async def serve_websocket(
                 # serve_listeners closes each listener as it stops accepting.
                 with accepting:
                     await trio.serve_listeners(
-                        handle, listeners, handler_nursery=connections, task_status=task_status
+                        partial(handle, serving=serving),
+                        listeners,
+                        handler_nursery=connections,
+                        task_status=task_status,
                     )
 
             await connections.start(accept)
