@@ -169,6 +169,10 @@ async def test_return_forms_context_and_failures() -> None:
     async def refused() -> str:
         raise trimcp.McpError(INVALID_PARAMS, "not today")
 
+    @server.resource_template("test://fails/{name}")
+    async def fails(name: str) -> str:
+        raise RuntimeError(f"secret detail about {name}")
+
     @server.resource_template("test://opt/{a}{?b,flag}")
     async def optional(a: str, flag: bool = False, b: float | None = None) -> str:
         return f"{a}:{b}:{flag}"
@@ -194,6 +198,16 @@ async def test_return_forms_context_and_failures() -> None:
             with pytest.raises(trimcp.McpError) as caught:
                 await client.read_resource("test://refused")
             assert caught.value.code == INVALID_PARAMS
+            with pytest.raises(trimcp.McpError) as caught:
+                await client.read_resource("test://fails/abc")
+            assert caught.value.code == INTERNAL_ERROR
+            assert caught.value.message == (
+                "Resource read failed: the template test://fails/{name} raised an error"
+            )
+            assert caught.value.data == {
+                "uri": "test://fails/abc",
+                "uriTemplate": "test://fails/{name}",
+            }
             text = (await client.read_resource("test://opt/x?b=1.5&flag=true")).contents[0]
             assert isinstance(text, TextResourceContents)
             assert text.text == "x:1.5:True"

@@ -306,8 +306,18 @@ class ResourceRegistry:
         except McpError:
             raise
         except Exception:
-            logger.exception("resource %s raised", uri)
-            raise McpError(INTERNAL_ERROR, "Resource read failed", {"uri": uri}) from None
+            if registered.template is None:
+                logger.exception("resource %s raised", uri)
+                raise McpError(INTERNAL_ERROR, "Resource read failed", {"uri": uri}) from None
+            # Which template failed is the server's own description, safe to send; what
+            # it raised (a traceback, a message with internals) only goes to the log.
+            pattern = registered.template.template
+            logger.exception("resource template %s raised reading %s", pattern, uri)
+            raise McpError(
+                INTERNAL_ERROR,
+                f"Resource read failed: the template {pattern} raised an error",
+                {"uri": uri, "uriTemplate": pattern},
+            ) from None
 
     # -- subscriptions -------------------------------------------------------------
     def subscribe(self, session: Session, uri: str) -> None:
