@@ -570,3 +570,35 @@ async def test_nothing_is_inspected_per_call(monkeypatch: pytest.MonkeyPatch) ->
     assert (await binding.invoke(Ctx(), {"args": {"query": "q", "limit": 0}})).hits == []
     assert await plain.invoke(None, {"a": 1}) == 3
     assert binding.result_to_wire(Page(hits=[]))["structuredContent"] == {"hits": []}
+
+
+def test_an_explicit_input_schema_validates_the_arguments() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "query": {"type": "string"},
+            "extra": {"type": "integer", "minimum": 0},
+        },
+        "required": ["region"],
+        "additionalProperties": False,
+    }
+
+    async def lookup(region: str, query: str = "") -> str:
+        return f"{region}:{query}"
+
+    binding = bind_tool(lookup, input_schema=schema)
+    assert binding.input_schema == schema  # advertised as it was given
+    # A key the schema allows and the function does not take is left out.
+    assert binding.structure_arguments({"region": "eu", "extra": 1}) == ((), {"region": "eu"})
+    with pytest.raises(ArgumentsError) as info:
+        binding.structure_arguments({"extra": -1, "other": 1})
+    assert sorted(info.value.messages) == sorted(
+        [
+            "'region' is a required property @ $.arguments",
+            "Additional properties are not allowed ('other' was unexpected) @ $.arguments",
+            "-1 is less than the minimum of 0 @ $.arguments.extra",
+        ]
+    )
+    with pytest.raises(TypeError, match="not a valid JSON Schema"):
+        bind_tool(lookup, input_schema={"type": 12})

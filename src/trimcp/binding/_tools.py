@@ -45,6 +45,7 @@ from ._plan import MISSING, FieldPlan, ObjectPlan
 from ._results import ResultPlan, plan_result
 from ._schema import object_schema_for_plan
 from ._types import strip_annotated
+from ._validators import validator_for
 
 __all__ = ["ArgumentsError", "RunSync", "ToolBinding", "bind_tool", "is_async_callable"]
 
@@ -99,6 +100,8 @@ class ToolBinding:
     #: ``False`` for a plain ``def``: :meth:`invoke` runs it through ``run_sync``.
     is_async: bool
     _run_sync: RunSync
+    #: Validates the arguments first when the tool was given an explicit input schema.
+    _check: Callable[[dict[str, Any]], list[str]] | None
     _structure: Callable[[Any, Any], Any]
     _context_param: str | None
     _context_index: int | None  # position among positional-only parameters, if one
@@ -120,6 +123,10 @@ class ToolBinding:
             if not isinstance(arguments, Mapping):
                 raise ArgumentsError([f"expected object @ {_ARGUMENTS_PATH}"])
             arguments = dict(arguments)
+        if self._check is not None:
+            problems = self._check(arguments)
+            if problems:
+                raise ArgumentsError(problems)
         try:
             kwargs: dict[str, Any] = self._structure(arguments, None)
         except cattrs.BaseValidationError as exc:
@@ -165,12 +172,19 @@ def _is_context(annotation: Any) -> bool:
     return isinstance(tp, type) and bool(getattr(tp, CONTEXT_MARKER, False))
 
 
-def bind_tool(fn: Callable[..., Any], *, run_sync: RunSync | None = None) -> ToolBinding:
+def bind_tool(
+    fn: Callable[..., Any],
+    *,
+    run_sync: RunSync | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+) -> ToolBinding:
     """Bind a tool function: read its annotations once, generate its input and output
     schemas and its argument structuring code.
 
     A plain ``def`` is run by *run_sync* on each call (the server passes its worker
-    threads).
+    threads). With an explicit *input_schema* (hand-written, advertised as it is), the
+    arguments are validated against it first, then structured into the parameters the
+    function has; keys the schema allows and the function does not take are left out.
 
     Raises:
         TypeError: *fn* is a generator, or a plain ``def`` without *run_sync*; a
@@ -201,11 +215,15 @@ def bind_tool(fn: Callable[..., Any], *, run_sync: RunSync | None = None) -> Too
         if p.name not in hints:
             raise TypeError(f"tool {label}: parameter {p.name!r} has no type annotation")
     positional = [p for p in params if p.kind is p.POSITIONAL_ONLY]
+    explicit = dict(input_schema) if input_schema is not None else None
     try:
         # Schemas first: they reject unsupported types with the clearest message.
         plan = _plan_parameters(label, arg_params, hints, param_docs(inspect.getdoc(fn)))
-        input_schema = object_schema_for_plan(plan)
+        if explicit is not None:
+            plan = attrs.evolve(plan, forbid_extra=False)
+        generated = object_schema_for_plan(plan)
         structure = make_structure_fn(plan, converter, None, lambda _: False)
+        check = None if explicit is None else _schema_check(explicit)
         result = plan_result(hints.get("return", Any), owner=f"tool {label}")
     except (TypeError, cattrs.errors.StructureHandlerNotFoundError) as exc:
         raise TypeError(f"tool {label}: {exc}") from exc
@@ -213,11 +231,12 @@ def bind_tool(fn: Callable[..., Any], *, run_sync: RunSync | None = None) -> Too
         fn=fn,
         name=getattr(fn, "__name__", label),
         description=inspect.getdoc(fn),
-        input_schema=input_schema,
+        input_schema=generated if explicit is None else explicit,
         output_schema=result.output_schema,
         takes_context=bool(context),
         is_async=is_async,
         run_sync=run_sync or _never,
+        check=check,
         structure=structure,
         context_param=context[0].name if context else None,
         context_index=positional.index(context[0])
@@ -230,6 +249,23 @@ def bind_tool(fn: Callable[..., Any], *, run_sync: RunSync | None = None) -> Too
         ),
         result=result,
     )
+
+
+def _schema_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list[str]]:
+    """Validation of arguments against an explicit schema, one message per problem."""
+    try:
+        validator = validator_for(schema)
+    except Exception as exc:
+        raise TypeError(f"the input schema is not a valid JSON Schema: {exc}") from exc
+
+    def check(arguments: dict[str, Any]) -> list[str]:
+        return [
+            f"{error.message} @ {_ARGUMENTS_PATH}"
+            + "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in error.path)
+            for error in validator.iter_errors(arguments)
+        ]
+
+    return check
 
 
 async def _never(fn: Callable[[], Any]) -> Any:

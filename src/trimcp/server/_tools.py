@@ -125,12 +125,12 @@ class ToolRegistry:
         meta: dict[str, Any] | None = None,
     ) -> RegisteredTool:
         """Bind and register ``fn``; a tool of the same name is replaced."""
-        binding = bind_tool(fn, run_sync=self._workers.run)
+        binding = bind_tool(fn, run_sync=self._workers.run, input_schema=input_schema)
         tool = Tool(
             name=name or binding.name,
             title=title,
             description=description if description is not None else binding.description,
-            input_schema=input_schema if input_schema is not None else binding.input_schema,
+            input_schema=binding.input_schema,
             output_schema=binding.output_schema,
             annotations=annotations,
             icons=icons,
