@@ -23,6 +23,23 @@ def _text(result: Any) -> str:
     return result.content[0].text  # type: ignore[no-any-return]
 
 
+async def _cancelled_once_started(
+    client: trimcp.Client, tool: str, started: threading.Event
+) -> bool:
+    """Call ``tool`` and cancel the call once its thread set ``started``; whether the
+    call was cancelled."""
+    with trio.CancelScope() as scope:
+
+        async def cancel_once_started() -> None:
+            await trio.to_thread.run_sync(started.wait, WAIT)
+            scope.cancel()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(cancel_once_started)
+            await client.call_tool(tool, {})
+    return scope.cancelled_caught
+
+
 async def test_plain_functions_run_in_worker_threads() -> None:
     server = Server("sync")
     loop_thread = threading.get_ident()
@@ -112,16 +129,7 @@ async def test_a_cancelled_call_stops_waiting_for_its_thread() -> None:
 
     with trio.fail_after(WAIT):
         async with trimcp.open_client(server.in_memory(), era="handshake") as client:
-            with trio.CancelScope() as scope:
-
-                async def cancel_once_started() -> None:
-                    await trio.to_thread.run_sync(started.wait, WAIT)
-                    scope.cancel()
-
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(cancel_once_started)
-                    await client.call_tool("stuck", {})
-            assert scope.cancelled_caught
+            assert await _cancelled_once_started(client, "stuck", started)
             assert not finished.is_set()  # the call ended while its thread still ran
             # The thread keeps its slot until it ends; then the next call gets it.
             assert server.workers.limiter.borrowed_tokens == 1
@@ -151,15 +159,7 @@ async def test_a_long_function_can_stop_early_when_cancelled() -> None:
 
     with trio.fail_after(WAIT):
         async with trimcp.open_client(server.in_memory(), era="handshake") as client:
-            with trio.CancelScope() as scope:
-
-                async def cancel_once_started() -> None:
-                    await trio.to_thread.run_sync(started.wait, WAIT)
-                    scope.cancel()
-
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(cancel_once_started)
-                    await client.call_tool("spin", {})
+            assert await _cancelled_once_started(client, "spin", started)
             assert await trio.to_thread.run_sync(stopped.wait, WAIT)
 
 

@@ -10,10 +10,10 @@ handlers find their session through their context, so nothing is copied per sess
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, final, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, cast, final, overload
 
 import trio
 
@@ -40,8 +40,6 @@ from trimcp.protocol import (
     PromptsCapability,
     ServerCapabilities,
     SetLevelParams,
-    TaskSupport,
-    ToolAnnotations,
     ToolsCapability,
     negotiate_version,
 )
@@ -68,8 +66,8 @@ from ._stateless import CachePolicy, EraFront
 from ._subscriptions import DEFAULT_MAX_LISTENERS, SubscriptionHub
 from ._task_host import TaskHost
 from ._task_store import TaskStore
-from ._tasks import TaskHandoff, TaskRunner
-from ._tools import ToolRegistry
+from ._tasks import TaskRunner
+from ._tools import RegistrationOptions, ToolOptions, ToolRegistry
 from ._workers import DEFAULT_WORKER_THREADS, WorkerThreads
 
 if TYPE_CHECKING:
@@ -196,24 +194,12 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
     @overload
     def tool(self, fn: F, /) -> F: ...
     @overload
-    def tool(
-        self,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: list[Icon] | None = None,
-        input_schema: dict[str, Any] | None = None,
-        meta: dict[str, Any] | None = None,
-        task_support: TaskSupport = "forbidden",
-        task_handoff: TaskHandoff = "start",
-        scopes: Iterable[str] | None = None,
-        ui: str | None = None,
-        visibility: Sequence[str] | None = None,
-    ) -> Callable[[F], F]: ...
-    def tool(self, fn: Any = None, /, **options: Any) -> Any:  # type: ignore[misc]
-        """Register a function as a tool (decorator, with or without options).
+    def tool(self, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
+    def tool(  # type: ignore[misc]  # mypy: an F only in the second overload's return
+        self, fn: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]
+    ) -> Any:
+        """Register a function as a tool (decorator, with or without options: see
+        :class:`~trimcp.server._tools.ToolOptions`).
 
         The function is an ``async def``, or a plain ``def`` that runs in a worker thread
         (``worker_threads``). The name defaults to the function's, the description to
@@ -233,12 +219,13 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         support = options.pop("task_support", "forbidden")
         handoff = options.pop("task_handoff", "start")
         scopes = options.pop("scopes", None)
-        options["meta"] = tool_ui_meta(
-            options.get("meta"), options.pop("ui", None), options.pop("visibility", None)
-        )
+        ui = options.pop("ui", None)
+        visibility = options.pop("visibility", None)
+        registration = cast("RegistrationOptions", options)  # the server's options are out
+        registration["meta"] = tool_ui_meta(registration.get("meta"), ui, visibility)
 
         def register(func: F) -> F:
-            registered = self.tools.add(func, **options)
+            registered = self.tools.add(func, **registration)
             self.task_runner.set_support(registered.tool.name, support, handoff)
             self.declared_scopes.declare("tool", registered.tool.name, scopes)
             return func
