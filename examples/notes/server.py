@@ -90,13 +90,6 @@ def _changed(note: Note | None = None) -> None:
 
 # -- tools ---------------------------------------------------------------------------
 @attrs.frozen
-class AddArgs:
-    title: str
-    body: str
-    tags: list[str] = attrs.Factory(list)
-
-
-@attrs.frozen
 class Added:
     id: str
     uri: str
@@ -106,11 +99,18 @@ class Added:
     title="Add a note",
     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False),
 )
-async def add_note(args: AddArgs) -> Added:
-    """Add a note; returns its id and resource URI."""
+async def add_note(title: str, body: str, tags: list[str] | None = None) -> Added:
+    """Add a note; returns its id and resource URI.
+
+    Args:
+        title: the note's title.
+        body: its text (Markdown).
+        tags: words to find it by.
+    """
     if len(NOTES) >= MAX_NOTES:
         raise trimcp.ToolError(f"the store is full ({MAX_NOTES} notes)")
-    note = Note(id=str(max((int(i) for i in NOTES), default=0) + 1), **attrs.asdict(args))
+    next_id = str(max((int(i) for i in NOTES), default=0) + 1)
+    note = Note(id=next_id, title=title, body=body, tags=list(tags or []))
     NOTES[note.id] = note
     log.info("added note %s: %s", note.id, note.title)
     _changed(note)

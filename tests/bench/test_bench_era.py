@@ -82,16 +82,16 @@ async def test_raw_line_client_speaks_the_stateless_era() -> None:
                 "requestState": "opaque",
             }
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-        nursery.start_soon(deliver, json.dumps(answer))
+        answers.send_nowait(json.dumps(answer))
 
-    async def deliver(line: str) -> None:
-        async def one() -> Any:
+    async def lines() -> Any:
+        async for line in answered:
             yield line
 
-        await client.read(one())
-
+    answers, answered = trio.open_memory_channel[str](16)
     client = LineClient(send, "stateless")
     async with trio.open_nursery() as nursery:
+        nursery.start_soon(client.read, lines())
         target = await client.target(Workload(), ours=True)
         assert target.fanout is not None
         await target.fanout(2)
@@ -99,6 +99,7 @@ async def test_raw_line_client_speaks_the_stateless_era() -> None:
             assert target.park is not None
             await target.park()
         assert scope.cancelled_caught
+        nursery.cancel_scope.cancel()
     methods = [m.get("method") for m in sent]
     assert "initialize" not in methods
     assert methods.count("notifications/cancelled") == 1

@@ -69,3 +69,35 @@ def test_tiny_memory_run_writes_complete_json(tmp_path: Path) -> None:
     parked = [r["sample"] for r in by_metric["parked"] if r["implementation"] == "trimcp"]
     assert kib["median"] == parked[0]["bytes_per_request"] / 1024
     assert "calls/s" in done.stdout
+
+
+def test_a_server_command_that_exits_at_once_is_reported_not_waited_for() -> None:
+    exits_after_one_line = [sys.executable, "-c", "import sys; sys.stdin.readline()"]
+    command = [
+        sys.executable, "-m", "trimcp", "bench", "--quick", "--metric", "throughput",
+        "--concurrency", "1", "--server-command", *exits_after_one_line,
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1
+    assert (
+        "ServerGone: the server command exited with status 0 before answering initialize"
+        in done.stdout
+    )
+    assert "Traceback" not in done.stderr
+
+
+def test_a_missing_tool_or_package_says_what_to_pass_or_install() -> None:
+    from trimcp.bench._worker import _why_unavailable
+
+    assert _why_unavailable(ModuleNotFoundError("No module named 'mcp'", name="mcp")) == (
+        "needs the Python package 'mcp': pip install 'trimcp[bench]' (or pip install mcp)"
+    )
+    command = [
+        sys.executable, "-m", "trimcp", "bench", "--quick", "--metric", "throughput",
+        "--concurrency", "1", "--server-command", sys.executable, "-m", "trimcp", "serve",
+        str(Path(__file__).parents[1] / "interop" / "trimcp_server.py"),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1
+    assert "the first call of tool 'echo' failed" in done.stdout
+    assert "pass --tool NAME and --arguments JSON for a tool it has" in done.stdout

@@ -39,12 +39,14 @@ class Mode(enum.StrEnum):
 
 @attrs.frozen(kw_only=True)
 class Inner:
+    __trimcp_camel_case__: ClassVar[bool] = True  # follows the MCP vocabulary's rules
     x: int
     label: str | None = None
 
 
 @attrs.frozen(kw_only=True)
 class Everything:
+    __trimcp_camel_case__: ClassVar[bool] = True
     text: str
     count: int
     ratio: float
@@ -118,7 +120,7 @@ BAD: list[tuple[str, Any, str]] = [
     ("text", 1, "expected str"),
     ("text", None, "expected str"),
     ("count", True, "expected int"),
-    ("count", 1.0, "expected int"),
+    ("count", 1.5, "expected int"),
     ("count", "1", "expected int"),
     ("ratio", True, "expected float"),
     ("ratio", "0.5", "expected float"),
@@ -126,7 +128,7 @@ BAD: list[tuple[str, Any, str]] = [
     ("flag", "true", "expected bool"),
     ("nothing", 0, "expected null"),
     ("choice", "c", "expected one of 'a', 'b', 3"),
-    ("choice", 3.0, "expected one of 'a', 'b', 3"),
+    ("choice", 3.5, "expected one of 'a', 'b', 3"),
     ("color", "RED", "expected one of 'red', 'blue'"),
     ("level", True, "expected one of 1, 2"),
     ("level", "1", "expected one of 1, 2"),
@@ -151,6 +153,17 @@ def test_no_coercion(key: str, value: Any, message: str) -> None:
     with pytest.raises(cattrs.ClassValidationError) as info:
         structure({**FULL, key: value}, Everything)
     assert format_errors(info.value, "$.params") == [f"{message} @ $.params.{key}"]
+
+
+def test_integral_floats_are_integers() -> None:
+    # JSON Schema's "integer" admits 5.0, so the binding does too (as the int 5).
+    value = structure({**FULL, "count": 5.0, "choice": 3.0, "level": 1.0, "maybe": 2.0}, Everything)
+    assert (value.count, value.choice, value.level, value.maybe) == (5, 3, Level.LOW, 2)
+    assert type(value.count) is int
+    assert structure([1.0, 2], list[int]) == [1, 2]
+    assert structure(-0.0, int) == 0
+    with pytest.raises(cattrs.BaseValidationError):
+        structure(True, int)
 
 
 def test_nested_error_paths() -> None:
@@ -218,7 +231,19 @@ def test_strict_enums_inside_unions_and_literals() -> None:
 
 @attrs.frozen(kw_only=True)
 class Strict:
+    __trimcp_camel_case__: ClassVar[bool] = True
     __trimcp_forbid_extra__: ClassVar[bool] = True
+    a: int
+
+
+@attrs.frozen(kw_only=True)
+class Lenient:
+    __trimcp_forbid_extra__: ClassVar[bool] = False
+    a: int
+
+
+@attrs.frozen(kw_only=True)
+class UserClass:
     a: int
 
 
@@ -227,15 +252,24 @@ def test_forbid_extra_keys_opt_in() -> None:
     assert structure({"a": 1}, Strict) == Strict(a=1)
     with pytest.raises(cattrs.ClassValidationError) as info:
         structure({"a": 1, "b": 2, "c": 3}, Strict)
-    assert format_errors(info.value, "$.params") == ["extra fields found (b, c) @ $.params"]
+    assert format_errors(info.value, "$.params") == ["unknown field(s) b, c (known: a) @ $.params"]
 
 
-def test_unknown_keys_are_ignored_by_default() -> None:
+def test_unknown_keys_are_ignored_by_the_vocabulary() -> None:
     assert structure({"x": 1, "y": 2, "label": None}, Inner) == Inner(x=1)
+    assert structure({"type": "text", "text": "t", "later": 1}, p.TextContent).text == "t"
+
+
+def test_unknown_keys_are_refused_by_user_classes() -> None:
+    with pytest.raises(cattrs.ClassValidationError) as info:
+        structure({"a": 1, "b": 2}, UserClass)
+    assert format_errors(info.value, "$") == ["unknown field(s) b (known: a) @ $"]
+    assert structure({"a": 1, "b": 2}, Lenient) == Lenient(a=1)  # opted out
 
 
 @attrs.frozen(kw_only=True)
 class Named:
+    __trimcp_camel_case__: ClassVar[bool] = True
     max_results: int
     meta: dict[str, Any] | None = None
     type_: str = "t"
@@ -259,6 +293,37 @@ def test_names() -> None:
         "Secret": 9,
     }  # init=False members that are not tags never travel
     assert structure(wire, Named) == value
+
+
+@attrs.frozen(kw_only=True)
+class PythonNamed:
+    max_results: int
+    meta: dict[str, Any] | None = None
+    type_: str = "t"
+    custom: int = attrs.field(default=0, metadata={p.WIRE_NAME: "x-custom"})
+    aliased: int = attrs.field(default=0, alias="renamed")
+    _secret: int = 0
+
+
+def test_user_classes_keep_python_names() -> None:
+    value = PythonNamed(max_results=3, meta={"k": 1}, type_="u", custom=2, renamed=4, secret=9)
+    wire = unstructure(value)
+    assert wire == {
+        "max_results": 3,
+        "meta": {"k": 1},
+        "type_": "u",
+        "x-custom": 2,
+        "renamed": 4,
+        "secret": 9,
+    }
+    assert structure(wire, PythonNamed) == value
+    with pytest.raises(cattrs.ClassValidationError) as info:
+        structure({"maxResults": 3}, PythonNamed)
+    assert sorted(format_errors(info.value, "$")) == [
+        "required field missing @ $.max_results",
+        "unknown field(s) maxResults (known: max_results, meta, renamed, secret, type_, "
+        "x-custom) @ $",
+    ]
 
 
 @attrs.frozen(kw_only=True)

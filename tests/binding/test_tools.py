@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import json
 from typing import Annotated, Any
 
@@ -83,7 +82,7 @@ def _wire_ok(value: dict[str, Any], version: str = "2025-06-18") -> None:
     ).validate(value)
 
 
-async def test_attrs_class_form() -> None:
+async def test_a_record_parameter_is_one_argument() -> None:
     binding = bind_tool(search)
     assert isinstance(binding, ToolBinding)
     assert binding.name == "search"
@@ -92,17 +91,35 @@ async def test_attrs_class_form() -> None:
     assert binding.input_schema == {
         "type": "object",
         "properties": {
-            "query": {"type": "string"},
-            "limit": {"type": "integer", "default": 10},
-            "filters": {"type": "array", "items": {"type": "string"}, "default": []},
+            "args": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string"},
+                    "limit": {"type": "integer", "default": 10},
+                    "filters": {"type": "array", "items": {"type": "string"}, "default": []},
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            }
         },
-        "required": ["query"],
+        "required": ["args"],
+        "additionalProperties": False,
     }
-    args, kwargs = binding.structure_arguments({"query": "trio", "limit": 2})
+    args, kwargs = binding.structure_arguments({"args": {"query": "trio", "limit": 2}})
     assert args == ()
     assert kwargs == {"args": SearchArgs(query="trio", limit=2)}
-    page = await binding.invoke(Ctx(), {"query": "q", "limit": 1})
+    page = await binding.invoke(Ctx(), {"args": {"query": "q", "limit": 1}})
     assert page == Page(hits=[Hit(title="q", score=1.0)])
+
+
+def test_members_given_at_the_top_level_get_a_hint() -> None:
+    with pytest.raises(ArgumentsError) as info:
+        bind_tool(search).structure_arguments({"query": "q", "limit": 1})
+    assert info.value.messages == [
+        "required field missing @ $.arguments.args",
+        "unknown field(s) limit, query (known: args) @ $.arguments",
+        'args is one argument: pass {"args": {"query": ..., "limit": ...}}',
+    ]
 
 
 async def test_plain_parameter_form() -> None:
@@ -117,21 +134,32 @@ async def test_plain_parameter_form() -> None:
             "scale": {"type": "number", "default": 1.0},
         },
         "required": ["a"],
+        "additionalProperties": False,
     }
     assert binding.structure_arguments({"a": 1}) == ((), {"a": 1})  # defaults stay Python's
     assert await binding.invoke(None, {"a": 1, "b": 3, "scale": 2}) == 8
 
 
-async def test_context_anywhere_and_camel_case_arguments() -> None:
+async def test_context_anywhere_and_python_names() -> None:
     binding = bind_tool(greet)
     assert binding.takes_context
-    assert set(binding.input_schema["properties"]) == {"name", "maxLength"}
+    assert set(binding.input_schema["properties"]) == {"name", "max_length"}
     assert binding.input_schema["required"] == ["name"]
-    assert binding.structure_arguments({"name": "x", "maxLength": 3}) == (
+    assert binding.structure_arguments({"name": "x", "max_length": 3}) == (
         (),
         {"name": "x", "max_length": 3},
     )
-    assert await binding.invoke(Ctx(), {"name": "bob", "maxLength": 7}) == "hello b"
+    assert await binding.invoke(Ctx(), {"name": "bob", "max_length": 7}) == "hello b"
+
+
+def test_unknown_arguments_are_refused() -> None:
+    binding = bind_tool(greet)
+    assert binding.input_schema["additionalProperties"] is False
+    with pytest.raises(ArgumentsError) as info:
+        binding.structure_arguments({"name": "x", "maxLength": 3})
+    assert info.value.messages == [
+        "unknown field(s) maxLength (known: max_length, name) @ $.arguments"
+    ]
 
 
 async def test_positional_only_parameters() -> None:
@@ -146,10 +174,16 @@ async def test_positional_only_parameters() -> None:
 
 async def test_no_arguments() -> None:
     binding = bind_tool(no_args)
-    assert binding.input_schema == {"type": "object", "properties": {}}
+    assert binding.input_schema == {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
     assert binding.output_schema is None
-    for arguments in (None, {}, {"ignored": 1}):
+    for arguments in (None, {}):
         assert binding.structure_arguments(arguments) == ((), {})
+    with pytest.raises(ArgumentsError, match=r"unknown field\(s\) ignored \(known: none\)"):
+        binding.structure_arguments({"ignored": 1})
     assert binding.result_to_wire(await binding.invoke(None, None)) == {"content": []}
 
 
@@ -163,23 +197,41 @@ def test_arguments_mapping_that_is_not_a_dict() -> None:
 @pytest.mark.parametrize(
     ("tool", "arguments", "messages"),
     [
-        (search, {}, ["required field missing @ $.arguments.query"]),
-        (search, {"query": 1}, ["expected str @ $.arguments.query"]),
-        (search, {"query": "q", "limit": "3"}, ["expected int @ $.arguments.limit"]),
-        (search, {"query": "q", "limit": True}, ["expected int @ $.arguments.limit"]),
-        (search, {"query": "q", "filters": ["a", 2]}, ["expected str @ $.arguments.filters[1]"]),
+        (search, {}, ["required field missing @ $.arguments.args"]),
+        (search, {"args": {}}, ["required field missing @ $.arguments.args.query"]),
+        (search, {"args": {"query": 1}}, ["expected str @ $.arguments.args.query"]),
         (
             search,
-            {"limit": 1.5, "filters": "a"},
+            {"args": {"query": "q", "limit": "3"}},
+            ["expected int @ $.arguments.args.limit"],
+        ),
+        (
+            search,
+            {"args": {"query": "q", "limit": True}},
+            ["expected int @ $.arguments.args.limit"],
+        ),
+        (
+            search,
+            {"args": {"query": "q", "filters": ["a", 2]}},
+            ["expected str @ $.arguments.args.filters[1]"],
+        ),
+        (
+            search,
+            {"args": {"limit": 1.5, "filters": "a"}},
             [
-                "required field missing @ $.arguments.query",
-                "expected int @ $.arguments.limit",
-                "expected list @ $.arguments.filters",
+                "required field missing @ $.arguments.args.query",
+                "expected int @ $.arguments.args.limit",
+                "expected list @ $.arguments.args.filters",
             ],
         ),
         (add, {}, ["required field missing @ $.arguments.a"]),
         (add, {"a": 1, "scale": "2"}, ["expected float @ $.arguments.scale"]),
-        (greet, {"name": "x", "maxLength": "3"}, ["expected int or null @ $.arguments.maxLength"]),
+        (add, {"a": 1.5}, ["expected int @ $.arguments.a"]),
+        (
+            greet,
+            {"name": "x", "max_length": "3"},
+            ["expected int or null @ $.arguments.max_length"],
+        ),
         (add, [1, 2], ["expected object @ $.arguments"]),
         (add, "a=1", ["expected object @ $.arguments"]),
     ],
@@ -214,10 +266,10 @@ def test_nested_argument_errors() -> None:
         pass
 
     with pytest.raises(ArgumentsError) as info:
-        bind_tool(tool).structure_arguments({"where": {"limit": "x"}})
+        bind_tool(tool).structure_arguments({"args": {"where": {"limit": "x"}}})
     assert info.value.messages == [
-        "required field missing @ $.arguments.where.query",
-        "expected int @ $.arguments.where.limit",
+        "required field missing @ $.arguments.args.where.query",
+        "expected int @ $.arguments.args.where.limit",
     ]
 
 
@@ -236,12 +288,36 @@ def test_several_parameters_one_of_them_attrs() -> None:
 # -- registration errors ---------------------------------------------------------------
 
 
-def test_sync_functions_are_rejected() -> None:
-    def tool(a: int) -> int:
-        return a
+async def test_plain_functions_run_through_run_sync() -> None:
+    ran: list[str] = []
 
-    with pytest.raises(TypeError, match=r"tool .*tool: bind_tool\(\) needs an `async def`"):
-        bind_tool(tool)  # type: ignore[arg-type]
+    def tool(ctx: Ctx, a: int) -> int:
+        assert isinstance(ctx, Ctx)
+        return a * 2
+
+    async def run_sync(fn: Any) -> Any:
+        ran.append("thread")
+        return fn()
+
+    binding = bind_tool(tool, run_sync=run_sync)
+    assert not binding.is_async
+    assert binding.input_schema["properties"] == {"a": {"type": "integer"}}
+    assert await binding.invoke(Ctx(), {"a": 21}) == 42
+    assert ran == ["thread"]
+    with pytest.raises(TypeError, match="a plain def needs run_sync"):
+        bind_tool(tool)
+
+
+def test_generators_are_rejected() -> None:
+    def gen() -> Any:
+        yield 1
+
+    async def agen() -> Any:
+        yield 1
+
+    for fn in (gen, agen):
+        with pytest.raises(TypeError, match="a generator cannot be a tool"):
+            bind_tool(fn)
 
 
 def test_unannotated_parameter_is_rejected() -> None:
@@ -291,7 +367,7 @@ def test_unresolvable_annotation_is_rejected() -> None:
 
 
 def test_unsupported_types_are_rejected() -> None:
-    async def tool(when: datetime.date) -> None:
+    async def tool(when: complex) -> None:
         pass
 
     with pytest.raises(TypeError, match=r"tool .*tool: no JSON Schema mapping"):
@@ -352,7 +428,7 @@ def test_structured_object_results() -> None:
     jsonschema.Draft202012Validator.check_schema(schema)
     page = Page(hits=[Hit(title="t", score=0.5)], next_cursor="c")
     wire = binding.result_to_wire(page)
-    structured = {"hits": [{"title": "t", "score": 0.5}], "nextCursor": "c"}
+    structured = {"hits": [{"title": "t", "score": 0.5}], "next_cursor": "c"}
     assert wire["structuredContent"] == structured
     assert wire["content"] == [
         {"type": "text", "text": json.dumps(structured, separators=(",", ":"))}
@@ -462,7 +538,7 @@ def test_non_ascii_text_is_kept() -> None:
 @given(data=st.data())
 def test_plain_parameter_schema_agrees_with_structuring(data: st.DataObject) -> None:
     binding = bind_tool(greet)
-    valid = {"name": data.draw(st.text()), "maxLength": data.draw(st.none() | st.integers())}
+    valid = {"name": data.draw(st.text()), "max_length": data.draw(st.none() | st.integers())}
     candidate = data.draw(st.one_of(st.just(valid), near_misses(valid), JSON))
     try:
         binding.structure_arguments(candidate if isinstance(candidate, dict) else None)
@@ -491,6 +567,38 @@ async def test_nothing_is_inspected_per_call(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(typing, "get_type_hints", forbidden)
     monkeypatch.setattr(inspect, "signature", forbidden)
-    assert (await binding.invoke(Ctx(), {"query": "q", "limit": 0})).hits == []
+    assert (await binding.invoke(Ctx(), {"args": {"query": "q", "limit": 0}})).hits == []
     assert await plain.invoke(None, {"a": 1}) == 3
     assert binding.result_to_wire(Page(hits=[]))["structuredContent"] == {"hits": []}
+
+
+def test_an_explicit_input_schema_validates_the_arguments() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "query": {"type": "string"},
+            "extra": {"type": "integer", "minimum": 0},
+        },
+        "required": ["region"],
+        "additionalProperties": False,
+    }
+
+    async def lookup(region: str, query: str = "") -> str:
+        return f"{region}:{query}"
+
+    binding = bind_tool(lookup, input_schema=schema)
+    assert binding.input_schema == schema  # advertised as it was given
+    # A key the schema allows and the function does not take is left out.
+    assert binding.structure_arguments({"region": "eu", "extra": 1}) == ((), {"region": "eu"})
+    with pytest.raises(ArgumentsError) as info:
+        binding.structure_arguments({"extra": -1, "other": 1})
+    assert sorted(info.value.messages) == sorted(
+        [
+            "'region' is a required property @ $.arguments",
+            "Additional properties are not allowed ('other' was unexpected) @ $.arguments",
+            "-1 is less than the minimum of 0 @ $.arguments.extra",
+        ]
+    )
+    with pytest.raises(TypeError, match="not a valid JSON Schema"):
+        bind_tool(lookup, input_schema={"type": 12})

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 import trio
+import trio.testing
 
 from trimcp import ConnectionClosedError, Server, ToolContext, open_client
 from trimcp.protocol import LoggingMessageParams
@@ -122,7 +123,7 @@ async def test_every_message_precedes_the_response(app_logger: logging.Logger) -
             result = await c.call_tool("work", {"who": "x"})
             failed = await c.call_tool("fails")
             await c.call_tool("in_child_task")
-    assert result.is_error is None
+    assert result.is_error is False
     assert failed.is_error is True
     assert inbox.order == ["log"] * 3 + ["response"] + ["log", "response"] + ["log", "response"]
     assert inbox.logs[3].data == "about to fail"
@@ -177,3 +178,31 @@ async def test_a_record_after_the_session_closed_is_dropped(app_logger: logging.
 def test_buffer_size_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         McpLogHandler(buffer_size=0)
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+async def test_logs_reach_on_log_by_default_in_every_era(era: str) -> None:
+    server = Server("chatty")
+
+    @server.tool()
+    async def chatter(ctx: ToolContext) -> str:
+        await ctx.log("debug", "fine detail")
+        await ctx.log("info", "working")
+        return "ok"
+
+    received: list[tuple[str, object]] = []
+
+    async def on_log(params: LoggingMessageParams) -> None:
+        received.append((params.level.value, params.data))
+
+    with trio.fail_after(30):
+        async with open_client(server.in_memory(), on_log=on_log, era=era) as client:  # type: ignore[arg-type]
+            result = await client.call_tool("chatter", {})
+            assert result.is_error is False
+            await trio.testing.wait_all_tasks_blocked()
+            assert received == [("debug", "fine detail"), ("info", "working")]
+            received.clear()
+            await client.set_logging_level("info")
+            await client.call_tool("chatter", {})
+            await trio.testing.wait_all_tasks_blocked()
+            assert received == [("info", "working")]

@@ -178,3 +178,59 @@ async def test_cancelling_a_call_cancels_its_reverse_call_in_the_sdk_client() ->
             assert (await session.call_tool("add", {"a": 1, "b": 2})).structured_content == {
                 "result": 3
             }
+
+
+async def test_tools_take_python_names_and_common_types() -> None:
+    with trio.fail_after(15):
+        async with stdio_client(params()) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            schema = tools["create_item"].input_schema
+            assert set(schema["properties"]) == {"item", "max_results", "due", "owner"}
+            assert schema["additionalProperties"] is False
+            assert schema["properties"]["max_results"]["minimum"] == 0
+            assert schema["properties"]["item"]["properties"]["name"]["description"] == (
+                "what it is called."
+            )
+            arguments = {
+                "item": {"name": "widget"},
+                "max_results": 0,
+                "due": "2024-05-01",
+                "owner": {"email": "a@b.c", "since": "2020-01-02"},
+            }
+            # The SDK checks structuredContent against the advertised outputSchema.
+            result = await session.call_tool("create_item", arguments)
+            assert not result.is_error
+            assert result.structured_content == {
+                "item": {"name": "widget", "quantity": 1},
+                "max_results": 0,
+                "due": "2024-05-01",
+                "owner": {"email": "a@b.c", "since": "2020-01-02"},
+                "ref": "00000000-0000-0000-0000-000000000000",
+            }
+            # camelCase (or any unknown key) is refused, never silently dropped.
+            wrong = await session.call_tool("create_item", {"item": {"name": "w"}, "maxResults": 0})
+            assert wrong.is_error
+            assert "unknown field(s) maxResults" in text(wrong)
+            negative = await session.call_tool(
+                "create_item", {"item": {"name": "w"}, "max_results": -1}
+            )
+            assert negative.is_error
+            assert "expected at least 0 @ $.arguments.max_results" in text(negative)
+            flat = await session.call_tool("create_item", {"name": "w"})
+            assert flat.is_error
+            assert 'item is one argument: pass {"item": {"name": ...}}' in text(flat)
+
+
+async def test_typed_prompt_arguments() -> None:
+    with trio.fail_after(15):
+        async with stdio_client(params()) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.get_prompt("plan", {"days": "3", "start": "2024-05-01"})
+            content = result.messages[0].content
+            assert isinstance(content, types.TextContent)
+            assert content.text == "3 days from Wednesday 01 May 2024"
+            with pytest.raises(MCPError) as info:
+                await session.get_prompt("plan", {"days": "three", "start": "2024-05-01"})
+            assert info.value.error.code == -32602
+            assert "argument days: expected int" in info.value.error.message

@@ -6,7 +6,13 @@ check over the protocol that cancelling reached the tool.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import uuid
+from typing import Annotated
+
 import attrs
+import pydantic
 import trio
 
 import trimcp
@@ -90,3 +96,50 @@ async def ask_forever(ctx: trimcp.ToolContext) -> str:
     """Elicit, for an answer that never comes unless the client gives one."""
     answer, _ = await ctx.elicit("Waiting...", {"type": "object", "properties": {}})
     return answer.action
+
+
+# -- tools written as Python users write them: Python names, common types, plain def ----
+
+
+@dataclasses.dataclass
+class Item:
+    """Something to create.
+
+    Attributes:
+        name: what it is called.
+        quantity: how many.
+    """
+
+    name: str
+    quantity: int = 1
+
+
+class Owner(pydantic.BaseModel):
+    email: str
+    since: datetime.date
+
+
+@dataclasses.dataclass
+class Created:
+    item: Item
+    max_results: int
+    due: datetime.date | None
+    owner: Owner | None
+    ref: uuid.UUID
+
+
+@server.tool()
+def create_item(
+    item: Item,
+    max_results: Annotated[int, pydantic.Field(ge=0, description="At most this many")] = 10,
+    due: datetime.date | None = None,
+    owner: Owner | None = None,
+) -> Created:
+    """Create an item (a plain def: it runs in a worker thread)."""
+    return Created(item, max_results, due, owner, uuid.UUID(int=max_results))
+
+
+@server.prompt()
+def plan(days: int, start: datetime.date) -> str:
+    """A prompt with typed arguments, read from the strings the protocol carries."""
+    return f"{days} days from {start:%A %d %B %Y}"

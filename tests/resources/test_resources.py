@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any
 
 import pytest
 import trio
@@ -168,6 +169,10 @@ async def test_return_forms_context_and_failures() -> None:
     async def refused() -> str:
         raise trimcp.McpError(INVALID_PARAMS, "not today")
 
+    @server.resource_template("test://fails/{name}")
+    async def fails(name: str) -> str:
+        raise RuntimeError(f"secret detail about {name}")
+
     @server.resource_template("test://opt/{a}{?b,flag}")
     async def optional(a: str, flag: bool = False, b: float | None = None) -> str:
         return f"{a}:{b}:{flag}"
@@ -193,6 +198,16 @@ async def test_return_forms_context_and_failures() -> None:
             with pytest.raises(trimcp.McpError) as caught:
                 await client.read_resource("test://refused")
             assert caught.value.code == INVALID_PARAMS
+            with pytest.raises(trimcp.McpError) as caught:
+                await client.read_resource("test://fails/abc")
+            assert caught.value.code == INTERNAL_ERROR
+            assert caught.value.message == (
+                "Resource read failed: the template test://fails/{name} raised an error"
+            )
+            assert caught.value.data == {
+                "uri": "test://fails/abc",
+                "uriTemplate": "test://fails/{name}",
+            }
             text = (await client.read_resource("test://opt/x?b=1.5&flag=true")).contents[0]
             assert isinstance(text, TextResourceContents)
             assert text.text == "x:1.5:True"
@@ -325,8 +340,8 @@ async def test_sub_resource_updates_reach_the_subscriber() -> None:
 def test_registration_errors() -> None:
     server = trimcp.Server("bad")
 
-    def not_async() -> str:
-        return ""
+    def generator() -> Any:
+        yield ""
 
     async def extra(other: str) -> str:
         return other
@@ -334,8 +349,8 @@ def test_registration_errors() -> None:
     async def weird(id: dict[str, int]) -> str:
         return ""
 
-    with pytest.raises(TypeError, match="async def"):
-        server.resource("test://a")(not_async)  # type: ignore[type-var]
+    with pytest.raises(TypeError, match="a generator cannot be a resource"):
+        server.resource("test://a")(generator)
     with pytest.raises(TypeError, match="not a template variable"):
         server.resource_template("test://{id}")(extra)
     with pytest.raises(TypeError, match="unsupported type"):

@@ -103,6 +103,15 @@ def test_expand() -> None:
     assert UriTemplate("test://plain").is_static
 
 
+def test_expand_empty_values_as_rfc_6570_says() -> None:
+    values = {"x": "1024", "y": "768", "empty": ""}
+    assert UriTemplate("map{?x,y,empty}").expand(values) == "map?x=1024&y=768&empty="
+    assert UriTemplate("map{&x,empty}").expand(values) == "map&x=1024&empty="
+    assert UriTemplate("map{;x,empty}").expand(values) == "map;x=1024;empty"
+    assert UriTemplate("map{?list}").expand({"list": []}) == "map"  # empty list: undefined
+    assert UriTemplate("map{?x,y,empty}").match("map?x=1024&y=768&empty=") == values
+
+
 SAFE_TEXT = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\\/"),
     min_size=1,

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+from typing import Any
 
 import pytest
 
 from trimcp.cli import LoadError, load_server, main
-from trimcp.cli import _main as cli_main
 from trimcp.cli._loader import split_target
 from trimcp.cli._main import parse_host_port
 
-from ._child import FIXTURE, HERE
+from ._child import FIXTURE, HERE, serve_argv
 
 
 @pytest.mark.parametrize(
@@ -72,9 +74,53 @@ def test_missing_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str])
     assert "usage: trimcp" in capsys.readouterr().err
 
 
-def test_http_flag_reports_unavailable_when_there_is_no_http_transport(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_http_and_ws_are_exclusive(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--http", "127.0.0.1:0", "--ws", "127.0.0.1:0", FIXTURE])
+    assert exit_info.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            "import trimcp\nserver = trimcp.Server('x')\nundefined_name + 1\n",
+            "NameError: name 'undefined_name' is not defined ({path}, line 3)",
+        ),
+        ("def broken(:\n", "SyntaxError: invalid syntax ({path}, line 1)"),
+        ("import trimcp_no_such_dependency\n", "ModuleNotFoundError: No module named"),
+    ],
+)
+def test_a_target_that_fails_to_import_is_one_line_and_exit_2(
+    source: str, message: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli_main, "_http_server", lambda: None)
-    assert main(["serve", "--http", "127.0.0.1:0", FIXTURE]) == 2
-    assert "HTTP serving is not available yet" in capsys.readouterr().err
+    path = tmp_path / "target.py"
+    path.write_text(source)
+    assert main(["serve", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.splitlines()
+    assert line.startswith(f"trimcp: error: importing {path} failed: ")
+    assert message.format(path=path) in line
+    assert "Traceback" not in captured.err
+
+
+@pytest.mark.parametrize("flag", ["--http", "--ws"])
+def test_a_busy_port_is_one_line_and_exit_2(flag: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [*serve_argv(FIXTURE), flag, f"127.0.0.1:{port}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == (
+        f"trimcp: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    )

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from importlib.metadata import version
 
 import trio
@@ -85,8 +86,9 @@ class StdioDriver(PeerCpu):
         client = LineClient(outbox.send, era)
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(writer, process.stdin, queued)
-                nursery.start_soon(client.read, lines_of(process.stdout))
+                ended = partial(_why_ended, process)
+                nursery.start_soon(_write, process.stdin, queued, client, ended)
+                nursery.start_soon(client.read, lines_of(process.stdout), ended)
                 if era == "handshake":
                     await client.initialize()
                 try:
@@ -104,6 +106,27 @@ class StdioDriver(PeerCpu):
                 if process.returncode is None:
                     process.kill()
                     await process.wait()
+
+
+async def _write(
+    stream: trio.abc.SendStream,
+    queued: trio.MemoryReceiveChannel[str],
+    client: LineClient,
+    why_ended: Callable[[], Awaitable[str]],
+) -> None:
+    try:
+        await writer(stream, queued)
+    except trio.BrokenResourceError:
+        client.close(await why_ended())
+
+
+async def _why_ended(process: trio.Process) -> str:
+    """Why a server child stopped answering, for the callers still waiting."""
+    with trio.move_on_after(2):
+        await process.wait()
+    if process.returncode is None:
+        return "the server command closed its stdio but is still running"
+    return f"the server command exited with status {process.returncode}"
 
 
 class HttpDriver(PeerCpu):

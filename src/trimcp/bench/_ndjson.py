@@ -26,11 +26,23 @@ import trio
 from ._core import FANOUT_TOOL, PARK_TOOL, STATS_TOOL, Target, Workload, check_echo
 from ._era import SAMPLING_ANSWER, stamp, with_input_rounds
 
-__all__ = ["PROTOCOL_VERSION", "SAMPLING_ANSWER", "LineClient", "lines_of", "raw_target", "writer"]
+__all__ = [
+    "PROTOCOL_VERSION",
+    "SAMPLING_ANSWER",
+    "LineClient",
+    "ServerGone",
+    "lines_of",
+    "raw_target",
+    "writer",
+]
 
 PROTOCOL_VERSION = "2025-06-18"
 #: Lines buffered towards a writer task.
 BUFFER = 32
+
+
+class ServerGone(RuntimeError):
+    """The server stopped answering: its output ended (it exited, most likely)."""
 
 
 class _Waiter:
@@ -49,9 +61,34 @@ class LineClient:
         self.stateless = era == "stateless"
         self.waiters: dict[int, _Waiter] = {}
         self.ids = itertools.count(1)
+        #: Why the server can answer no more (set once its output ended).
+        self.gone: str | None = None
 
-    async def read(self, lines: AsyncIterator[str]) -> None:
-        """Route every line read: answers to their caller, requests to :meth:`_reply`."""
+    def close(self, why: str) -> None:
+        """The server is gone: every waiting caller, and every later one, raises
+        :class:`ServerGone` with ``why`` instead of waiting for ever."""
+        if self.gone is None:
+            self.gone = why
+        for waiter in self.waiters.values():
+            waiter.event.set()
+        self.waiters.clear()
+
+    async def read(
+        self, lines: AsyncIterator[str], why_ended: Callable[[], Awaitable[str]] | None = None
+    ) -> None:
+        """Route every line read: answers to their caller, requests to :meth:`_reply`.
+        When the lines end, the waiting callers fail (:meth:`close`) with what
+        ``why_ended()`` says (default: the server closed its output)."""
+        try:
+            await self._route(lines)
+        finally:
+            why = "the server closed its output"
+            if why_ended is not None:
+                with trio.CancelScope(shield=True):
+                    why = await why_ended()
+            self.close(why)
+
+    async def _route(self, lines: AsyncIterator[str]) -> None:
         loads, waiters = json.loads, self.waiters
         async for line in lines:
             message = loads(line)
@@ -77,6 +114,8 @@ class LineClient:
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """One request; on cancellation, tell the server before giving up."""
+        if self.gone is not None:
+            raise ServerGone(self.gone)
         request_id = next(self.ids)
         waiter = self.waiters[request_id] = _Waiter()
         if self.stateless:
@@ -91,6 +130,8 @@ class LineClient:
             with trio.CancelScope(shield=True):
                 await self.send(json.dumps({"jsonrpc": "2.0", **note}) + "\n")
             raise
+        if not waiter.answer:
+            raise ServerGone(f"{self.gone} before answering {method}")
         return waiter.answer
 
     async def initialize(self) -> None:
@@ -122,7 +163,8 @@ async def raw_target(request: Request, workload: Workload, *, ours: bool, fanout
     params = {"name": tool, "arguments": arguments}
     first = await request("tools/call", params)
     if "result" not in first or first["result"].get("isError"):
-        raise AssertionError(f"first call failed: {str(first)[:200]}")
+        hint = "" if ours else "; pass --tool NAME and --arguments JSON for a tool it has"
+        raise AssertionError(f"the first call of tool {tool!r} failed: {str(first)[:200]}{hint}")
     if workload.arguments is None and tool == "echo":
         check_echo(first["result"]["content"][0].get("text"), workload.text)
 

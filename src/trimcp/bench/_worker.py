@@ -22,6 +22,7 @@ from typing import IO, Any
 from ._core import Implementation, Workload
 from ._era import unsupported_in
 from ._metrics import METRICS
+from ._ndjson import ServerGone
 from ._registry import load
 
 __all__ = ["main"]
@@ -56,12 +57,35 @@ def _execute(impl: Implementation, command: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "sample": sample}
 
 
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def _the_error(exc: BaseException) -> BaseException:
+    """The one real error inside nested exception groups (cancellations aside), or
+    *exc* itself when there are several."""
+    real = [e for e in _leaves(exc) if type(e).__name__ != "Cancelled"]
+    return real[0] if len(real) == 1 else exc
+
+
+def _why_unavailable(exc: Exception) -> str:
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        package = exc.name.split(".")[0]
+        return (
+            f"needs the Python package {package!r}: pip install 'trimcp[bench]' "
+            f"(or pip install {package})"
+        )
+    return f"{type(exc).__name__}: {exc}"
+
+
 def main(argv: list[str]) -> int:
     out = _protocol_stream()
     try:
         impl = load(argv[0])
     except Exception as exc:
-        out.write(json.dumps({"available": False, "reason": f"{type(exc).__name__}: {exc}"}))
+        out.write(json.dumps({"available": False, "reason": _why_unavailable(exc)}))
         out.write("\n")
         return 0
     hello = {
@@ -82,8 +106,10 @@ def main(argv: list[str]) -> int:
         try:
             answer = _execute(impl, json.loads(line))
         except BaseException as exc:  # report, keep serving
-            traceback.print_exc()
-            answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            error = _the_error(exc)
+            if not isinstance(error, ServerGone | AssertionError):
+                traceback.print_exc()  # unexpected: the traceback is the useful part
+            answer = {"ok": False, "error": f"{type(error).__name__}: {error}"}
         out.write(json.dumps(answer) + "\n")
     return 0
 

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 import cattrs
-from cattrs.errors import ForbiddenExtraKeysError
 
-from ._errors import InvalidValue, with_attribute_note
+from ._constraints import checked_or_bare
+from ._errors import InvalidValue, UnknownFields, with_attribute_note
 from ._plan import MISSING, FieldPlan, ObjectPlan
 from ._types import (
     ANY_TYPES,
@@ -84,7 +84,7 @@ def make_structure_fn(
         "_owner": plan.owner,
         "_msg": f"While structuring {plan.owner}",
         "_known": plan.known_keys,
-        "_fek": ForbiddenExtraKeysError,
+        "_fek": UnknownFields,
     }
     lines = [
         "def structure(o, _type=None):",
@@ -106,7 +106,7 @@ def make_structure_fn(
         lines += [
             "    unknown = [k for k in o if k not in _known]",
             "    if unknown:",
-            "        errors.append(_fek(None, _build or dict, set(unknown)))",
+            "        errors.append(_fek(set(unknown), _known, _build or dict))",
         ]
     lines += ["    if errors:", "        raise _cve(_msg, errors, _build or dict)"]
     if build is None:
@@ -128,7 +128,7 @@ def _structure_field(
     converter: cattrs.Converter,
     is_late: Callable[[Any], bool],
 ) -> list[str]:
-    tp = strip_annotated(field.type)
+    tp = checked_or_bare(field.type)  # Annotated kept when its metadata has checks
     ns[f"_t{i}"] = tp
     w, n = repr(field.wire), repr(field.name)  # str literals in the generated source
     lines = [f"    v = o.get({w}, _MISSING)"]
@@ -154,7 +154,13 @@ def _structure_field(
         check = " or ".join(f"v.__class__ is _k{i}_{j}" for j in range(len(classes)))
         for j, cls in enumerate(classes):
             ns[f"_k{i}_{j}"] = cls
-        lines += [f"    elif {check}:", f"        res[{n}] = v", "    else:", f"        {fail}"]
+        lines += [f"    elif {check}:", f"        res[{n}] = v"]
+        if int in classes and float not in classes:  # 5.0 is an integer (JSON Schema)
+            lines += [
+                "    elif v.__class__ is float and v.is_integer():",
+                f"        res[{n}] = int(v)",
+            ]
+        lines += ["    else:", f"        {fail}"]
     else:
         if is_late(tp):
             ns[f"_s{i}"] = converter.structure
@@ -175,7 +181,8 @@ def make_unstructure_fn(
     converter: cattrs.Converter,
     is_late: Callable[[Any], bool],
 ) -> UnstructureFn:
-    """Generate ``unstructure(obj) -> dict`` for *plan* (reads attributes by name).
+    """Generate ``unstructure(obj) -> dict`` for *plan* (reads attributes by name, or keys
+    for a keyed plan: a ``TypedDict``, whose keys that are not required may be absent).
 
     Tags are always written; members whose default is ``None`` are left out when ``None``;
     JSON-native members (primitives, ``Any``, lists and dicts of those) are written as they
@@ -187,24 +194,30 @@ def make_unstructure_fn(
     for i, field in enumerate(plan.fields):
         tp = strip_annotated(field.type)
         w = repr(field.wire)
+        read = f"obj[{field.attribute!r}]" if plan.keyed else f"obj.{field.attribute}"
         if field.is_tag:
             ns[f"_v{i}"] = field.tag
             literal.append(f"{w}: _v{i}")
             continue
         if is_json_native(tp):
-            value = f"obj.{field.attribute}"
+            write = "{}"
         else:
             hook = (lambda v, tp=tp: converter.unstructure(v, tp)) if is_late(tp) else None
             ns[f"_u{i}"] = hook or converter.get_unstructure_hook(tp)
-            value = f"_u{i}(obj.{field.attribute})"
-        if field.omit_none:
+            write = f"_u{i}({{}})"
+        if plan.keyed and not field.required:
             optional += [
-                f"    v = obj.{field.attribute}",
+                f"    if {field.attribute!r} in obj:",
+                f"        res[{w}] = {write.format(read)}",
+            ]
+        elif field.omit_none:
+            optional += [
+                f"    v = {read}",
                 "    if v is not None:",
-                f"        res[{w}] = {value.replace(f'obj.{field.attribute}', 'v')}",
+                f"        res[{w}] = {write.format('v')}",
             ]
         else:
-            literal.append(f"{w}: {value}")
+            literal.append(f"{w}: {write.format(read)}")
     lines = ["def unstructure(obj):", "    res = {" + ", ".join(literal) + "}", *optional]
     if plan.extra_field is not None:
         lines += [

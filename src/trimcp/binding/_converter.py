@@ -2,22 +2,28 @@
 
 Policies:
 
-- **Names**: snake_case attributes are camelCase on the wire; ``meta`` is ``_meta``; the
-  rule lives in one place (:func:`trimcp.binding._plan.wire_name`) and a field can
+- **Names**: the MCP vocabulary (trimcp's own classes) is camelCase on the wire, ``meta``
+  is ``_meta``; a user's classes (attrs, dataclasses, ``TypedDict``) keep their Python
+  names. The rule lives in one place (:mod:`trimcp.binding._plan`) and a field can
   override it with ``metadata={trimcp.protocol.WIRE_NAME: "..."}``.
 - **Tags**: an ``init=False`` field with a one-value ``Literal`` type (``type`` of content
   blocks, ``mode`` of URL elicitation) is always written and, when read, must be present
   with exactly that value. Unions of such classes are dispatched on it.
 - **Omission**: a member whose default is ``None`` is left out when it is ``None``; any
   other member is always written (a required ``x: int | None`` is written as ``null``).
-- **Unknown keys** are ignored when reading (forward compatibility), unless the class sets
-  ``__trimcp_forbid_extra__ = True`` (then: ``extra fields found (...)``), or keeps them in
-  an extra-keys field (capabilities), which writes them back.
-- **Strict primitives, no coercion ever**: ``str`` accepts only str; ``int`` only int (not
-  bool, not float); ``float`` int or float (not bool); ``bool`` only bool; ``None`` only
-  null; ``list[T]`` / ``tuple`` / ``set`` only JSON arrays; ``dict[str, T]`` and attrs
-  classes only JSON objects; ``Literal`` and ``Enum`` only their exact values (``True`` is
-  not ``1``).
+- **Unknown keys** are ignored when reading the MCP vocabulary (forward compatibility)
+  and refused in a user's classes (``unknown field(s) ...``); a class attribute
+  ``__trimcp_forbid_extra__`` overrides either; an extra-keys field (capabilities) keeps
+  them and writes them back.
+- **Strict primitives, no coercion**: ``str`` accepts only str; ``int`` an int or an
+  integral float (``5.0``, which JSON Schema calls an integer, becomes ``5``; never bool);
+  ``float`` int or float (not bool); ``bool`` only bool; ``None`` only null; ``list[T]`` /
+  ``tuple`` / ``set`` only JSON arrays; ``dict[str, T]`` and record classes only JSON
+  objects; ``Literal`` and ``Enum`` only their exact values (``True`` is not ``1``).
+- **More types**: dataclasses and ``TypedDict`` are records like attrs classes; pydantic
+  models use pydantic (``_pydantic``); ``datetime``, ``date``, ``time``, ``UUID``,
+  ``Path``, ``Decimal`` and ``bytes`` travel as strings (``_scalars``);
+  ``Annotated[T, ...]`` constraints are checked after structuring (``_constraints``).
 - **Unions**: ``X | None``; unions of primitives by exact JSON type; unions of classes by
   tag, else the first member that structures.
 - **Pass-through**: JSON-native values (``Any``, primitives, lists / dicts of them) are
@@ -32,6 +38,7 @@ Policies:
 from __future__ import annotations
 
 import enum
+import pathlib
 import threading
 from typing import Annotated, Any, TypeVar, get_args, get_origin, overload
 
@@ -39,12 +46,16 @@ import cattrs
 
 from ._codegen import make_structure_fn, make_unstructure_fn
 from ._plan import plan_for_class
+from ._pydantic import structure_model, unstructure_model
+from ._scalars import SCALAR_CLASSES, scalar_for
 from ._strict import StrictHooks
 from ._types import (
     NoneType,
-    is_attrs,
     is_enum,
     is_literal,
+    is_pydantic,
+    is_record,
+    is_typeddict,
     is_union,
     mapping_args,
     sequence_kind,
@@ -101,8 +112,9 @@ def configure_converter(conv: cattrs.Converter) -> None:
         with lock:
             structuring.add(cls)
             try:
+                build = None if is_typeddict(cls) else cls
                 return make_structure_fn(
-                    plan_for_class(cls), conv, cls, lambda t: _mentions(t, structuring)
+                    plan_for_class(cls), conv, build, lambda t: _mentions(t, structuring)
                 )
             finally:
                 structuring.discard(cls)
@@ -117,13 +129,14 @@ def configure_converter(conv: cattrs.Converter) -> None:
             finally:
                 unstructuring.discard(cls)
 
-    def structure_annotated(tp: Any) -> Any:
-        inner = strip_annotated(tp)
-        hook = conv.get_structure_hook(inner)
-        return lambda value, _: hook(value, inner)
-
     for base in (str, int, float, bool):
         conv.register_structure_hook(base, strict.primitive(base))
+    # By class (cattrs has class hooks of its own for bytes and Path, which these replace;
+    # a subclass of PurePath reaches the PurePath hook, which builds the subclass).
+    for cls in SCALAR_CLASSES:
+        conv.register_structure_hook(cls, strict.scalar(cls))
+        conv.register_unstructure_hook(cls, _scalar_writer(cls))
+    conv.register_structure_hook(pathlib.PurePath, strict.path)
     none_hook = strict.primitive(NoneType)
     conv.register_structure_hook_func(lambda t: t is NoneType, none_hook)
     # Function dispatch: the most recently registered predicate wins.
@@ -132,8 +145,9 @@ def configure_converter(conv: cattrs.Converter) -> None:
     conv.register_structure_hook_factory(lambda t: sequence_kind(t) is not None, strict.sequence)
     conv.register_structure_hook_factory(lambda t: mapping_args(t) is not None, strict.mapping)
     conv.register_structure_hook_factory(is_union, unions.union)
-    conv.register_structure_hook_factory(is_attrs, structure_attrs)
-    conv.register_structure_hook_factory(_is_annotated, structure_annotated)
+    conv.register_structure_hook_factory(is_record, structure_attrs)
+    conv.register_structure_hook_factory(is_pydantic, structure_model)
+    conv.register_structure_hook_factory(_is_annotated, strict.checked)
 
     # str / int subclasses that are enums (StrEnum, IntEnum, ``class X(str, Enum)``) reach
     # the class-registered primitive hooks first: write their value, not the member.
@@ -144,7 +158,8 @@ def configure_converter(conv: cattrs.Converter) -> None:
     conv.register_unstructure_hook_factory(lambda t: sequence_kind(t) is not None, writers.sequence)
     conv.register_unstructure_hook_factory(lambda t: mapping_args(t) is not None, writers.mapping)
     conv.register_unstructure_hook_factory(is_union, writers.union)
-    conv.register_unstructure_hook_factory(is_attrs, unstructure_attrs)
+    conv.register_unstructure_hook_factory(is_record, unstructure_attrs)
+    conv.register_unstructure_hook_factory(is_pydantic, lambda _: unstructure_model)
     conv.register_unstructure_hook_factory(
         _is_annotated, lambda tp: conv.get_unstructure_hook(strip_annotated(tp))
     )
@@ -152,6 +167,12 @@ def configure_converter(conv: cattrs.Converter) -> None:
 
 def _identity(value: Any) -> Any:
     return value
+
+
+def _scalar_writer(tp: Any) -> Any:
+    scalar = scalar_for(tp)
+    assert scalar is not None
+    return scalar.write
 
 
 def _enum_value_or_self(value: Any) -> Any:

@@ -19,6 +19,7 @@ from cattrs.errors import (
 
 __all__ = [
     "InvalidValue",
+    "UnknownFields",
     "format_errors",
     "format_exception",
     "with_attribute_note",
@@ -32,6 +33,15 @@ E = TypeVar("E", bound=BaseException)
 class InvalidValue(ValueError):
     """A value of the wrong JSON type or outside the allowed set; ``str(exc)`` is the
     message shown to the peer (``expected int``, ``expected one of 'a', 'b'``)."""
+
+
+class UnknownFields(ForbiddenExtraKeysError):
+    """Keys an object type does not know (its schema says ``additionalProperties:
+    false``); ``known`` lists the keys it does, for the message."""
+
+    def __init__(self, extra_fields: set[str], known: frozenset[str], cl: type) -> None:
+        super().__init__(None, cl, extra_fields)
+        self.known = known
 
 
 def with_attribute_note(exc: E, name: str, tp: Any, owner: str) -> E:
@@ -52,6 +62,9 @@ def format_exception(exc: BaseException, tp: Any) -> str:
         return str(exc)
     if isinstance(exc, KeyError):
         return "required field missing"
+    if isinstance(exc, UnknownFields):
+        known = ", ".join(sorted(exc.known)) or "none"
+        return f"unknown field(s) {', '.join(sorted(exc.extra_fields))} (known: {known})"
     if isinstance(exc, ForbiddenExtraKeysError):
         return f"extra fields found ({', '.join(sorted(exc.extra_fields))})"
     if isinstance(exc, cattrs.BaseValidationError):

@@ -11,7 +11,10 @@ Decided once per tool from its return annotation (:class:`ResultPlan`), applied 
   wrapped as ``{"result": value}``, and the output schema wraps likewise.
 
 An annotation of ``str``, content blocks, ``CallToolResult`` or ``None`` (or none at all)
-declares no output schema; a structured annotation declares one, generated at bind time.
+declares no output schema; neither does one whose values may be content at run time
+(``Any``, ``list[Any]``, a union with a content type): a client rejects a result without
+the ``structuredContent`` its tool's schema promised. Any other annotation declares one,
+generated at bind time, and every value it returns is sent as structured content.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from ._schema import json_schema_for
 from ._types import (
     ANY_TYPES,
     NoneType,
-    is_attrs,
+    is_pydantic,
+    is_record,
     is_union,
     mapping_args,
     sequence_kind,
@@ -64,8 +68,22 @@ def _is_unstructured(tp: Any) -> bool:
     return False
 
 
+def _may_be_content(tp: Any) -> bool:
+    """Whether a value of *tp* may be a content block, a list of them, or text: the
+    result's shape is then decided at run time, and no output schema can be promised."""
+    tp = strip_annotated(tp)
+    if tp in ANY_TYPES or _is_unstructured(tp):
+        return True
+    if is_union(tp):
+        return any(_may_be_content(m) for m in union_members(tp) if m is not NoneType)
+    if sequence_kind(tp) is list:
+        args = [strip_annotated(a) for a in getattr(tp, "__args__", ())]
+        return not args or args[0] in ANY_TYPES or _may_be_content(args[0])
+    return False
+
+
 def _is_object(tp: Any) -> bool:
-    return is_attrs(tp) or mapping_args(tp) is not None
+    return is_record(tp) or is_pydantic(tp) or mapping_args(tp) is not None
 
 
 def _dumps(value: Any) -> str:
@@ -83,41 +101,37 @@ class ResultPlan:
 
     def to_wire(self, value: Any) -> dict[str, Any]:
         cls = value.__class__
-        if cls is str:
-            return {"content": [{"type": "text", "text": value}]}
         if cls is CallToolResult:
             return unstructure(value)  # type: ignore[no-any-return]
-        if value is None and not self.wrap:
+        if self.write is not None:  # a structured tool: always structured content
+            data = self.write(value)
+        elif cls is str:
+            return {"content": [{"type": "text", "text": value}]}
+        elif value is None:
             return {"content": []}
-        if cls in _BLOCKS:
+        elif cls in _BLOCKS:
             return {"content": [unstructure(value)]}
-        if (
-            cls is list
-            and (value or self.write is None)  # [] is content unless the tool is structured
-            and all(item.__class__ in _BLOCKS for item in value)
-        ):
+        elif cls is list and all(item.__class__ in _BLOCKS for item in value):
             return {"content": [unstructure(item) for item in value]}
-        data = self.write(value) if self.write is not None else unstructure(value)
+        else:
+            data = unstructure(value)
         if self.wrap or data.__class__ is not dict:
             data = {"result": data}
         return {"content": [{"type": "text", "text": _dumps(data)}], "structuredContent": data}
 
 
-def plan_result(annotation: Any) -> ResultPlan:
-    """The :class:`ResultPlan` for a return annotation (``ANY_TYPES[0]`` when absent).
+def plan_result(annotation: Any, *, owner: str | None = None) -> ResultPlan:
+    """The :class:`ResultPlan` for a return annotation (``ANY_TYPES[0]`` when absent);
+    *owner* names the tool in warnings.
 
     Raises:
         TypeError: a structured annotation has no JSON Schema mapping.
     """
     tp = strip_annotated(annotation)
-    if tp in ANY_TYPES:
-        return ResultPlan(output_schema=None, wrap=False, write=None)
-    if _is_unstructured(tp) or (
-        is_union(tp) and any(_is_unstructured(m) for m in union_members(tp) if m is not NoneType)
-    ):
+    if _may_be_content(tp):
         # Wholly or partly content-shaped: written by runtime class, no schema to promise.
         return ResultPlan(output_schema=None, wrap=False, write=None)
-    schema = json_schema_for(annotation)
+    schema = json_schema_for(annotation, mode="serialization", owner=owner)
     wrap = not _is_object(tp)
     if wrap:
         defs = schema.pop("$defs", None)

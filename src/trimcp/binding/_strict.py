@@ -1,9 +1,11 @@
 """Strict structure hooks: primitives, literals, enums and containers (unions: ``_unions``).
 
 "Strict" means the JSON type must already be right: nothing is ever coerced. ``str``
-accepts only ``str``; ``int`` only ``int`` (not ``bool``, not ``1.0``); ``float`` an ``int``
-or a ``float`` (not ``bool``); ``bool`` only ``bool``; lists only JSON arrays; objects only
-JSON objects. Each factory runs once per type and returns a closure over everything it
+accepts only ``str``; ``int`` an ``int`` or an integral ``float`` (``5.0`` is an integer to
+JSON Schema, so the binding takes it too, as ``5``; never ``bool`` or ``5.5``); ``float``
+an ``int`` or a ``float`` (not ``bool``); ``bool`` only ``bool``; lists only JSON arrays;
+objects only JSON objects; the string-carried scalars (``_scalars``) only a string that
+parses. Each factory runs once per type and returns a closure over everything it
 precomputed.
 """
 
@@ -15,7 +17,9 @@ from typing import Any, Final, get_args
 import cattrs
 from cattrs.errors import IterableValidationError
 
+from ._constraints import checked_or_bare, read_metadata
 from ._errors import InvalidValue, with_index_note
+from ._scalars import scalar_for
 from ._types import (
     ANY_TYPES,
     NoneType,
@@ -64,6 +68,8 @@ class StrictHooks:
             if tp is base or tp is None:
                 if value.__class__ in ok:
                     return value
+                if base is int and value.__class__ is float and value.is_integer():
+                    return int(value)
                 raise InvalidValue(message)
             if is_enum(tp):
                 return enum_hook(tp)(value, tp)
@@ -82,6 +88,9 @@ class StrictHooks:
                 hit = False
             if hit:
                 return value
+            whole = _integral(value)
+            if whole is not value and (int, whole) in allowed:
+                return whole
             raise InvalidValue(message)
 
         return structure_literal
@@ -94,16 +103,60 @@ class StrictHooks:
             try:
                 return table[(value.__class__, value)]
             except (KeyError, TypeError):
+                whole = _integral(value)
+                if whole is not value and (int, whole) in table:
+                    return table[(int, whole)]
                 raise InvalidValue(message) from None
 
         return structure_enum
+
+    def scalar(self, tp: Any) -> Hook:
+        """Hook for a string-carried scalar (``_scalars``): the JSON type, then the parse."""
+        scalar = scalar_for(tp)
+        assert scalar is not None
+        kinds, parse = scalar.kinds, scalar.parse
+        message = f"expected {scalar.label}"
+
+        def structure_scalar(value: Any, _: Any) -> Any:
+            if value.__class__ not in kinds:
+                raise InvalidValue(message)
+            try:
+                return parse(value)
+            except (ValueError, TypeError, ArithmeticError):
+                raise InvalidValue(message) from None
+
+        return structure_scalar
+
+    def path(self, value: Any, tp: Any) -> Any:
+        """The class hook of ``PurePath``: builds the subclass asked for."""
+        if value.__class__ is not str:
+            raise InvalidValue("expected path string")
+        return tp(value)
+
+    def checked(self, tp: Any) -> Hook:
+        """Hook for ``Annotated[T, ...]``: structure as ``T``, then run the checks its
+        metadata declares (``_constraints``)."""
+        inner = strip_annotated(tp)
+        hook = self._hook_for(inner)
+        checks = read_metadata(tp).checks
+        if not checks:
+            return lambda value, _: hook(value, inner)
+
+        def structure_checked(value: Any, _: Any) -> Any:
+            result = hook(value, inner)
+            for test, message in checks:
+                if not test(result):
+                    raise InvalidValue(message)
+            return result
+
+        return structure_checked
 
     # -- containers ---------------------------------------------------------------------
 
     def sequence(self, tp: Any) -> Hook:
         kind = sequence_kind(tp)
         assert kind is not None
-        args = tuple(strip_annotated(a) for a in get_args(tp))
+        args = tuple(checked_or_bare(a) for a in get_args(tp))
         if kind is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
             return self._fixed_tuple(args)
         return self._homogeneous(kind, args[0] if args else Any)
@@ -118,7 +171,7 @@ class StrictHooks:
                 return finish(value)
 
             return structure_any_sequence
-        ok = _PRIMITIVE_OK.get(elem)
+        ok = _PRIMITIVE_OK.get(elem) if isinstance(elem, type) else None
         hook = self._hook_for(elem)
 
         def structure_sequence(value: Any, _: Any) -> Any:
@@ -167,10 +220,12 @@ class StrictHooks:
         args = mapping_args(tp)
         assert args is not None
         key_tp, value_tp = args
+        if len(get_args(tp)) == 2:
+            value_tp = checked_or_bare(get_args(tp)[1])
         str_keys = key_tp is str or key_tp in ANY_TYPES
         key_hook = None if str_keys else self._hook_for(key_tp)
         any_values = value_tp in ANY_TYPES
-        ok = _PRIMITIVE_OK.get(value_tp)
+        ok = _PRIMITIVE_OK.get(value_tp) if isinstance(value_tp, type) else None
         value_hook = None if any_values else self._hook_for(value_tp)
 
         def structure_mapping(value: Any, _: Any) -> Any:
@@ -198,6 +253,13 @@ class StrictHooks:
             return out
 
         return structure_mapping
+
+
+def _integral(value: Any) -> Any:
+    """An integral float as the int it equals (JSON Schema: ``1.0`` is the integer 1)."""
+    if value.__class__ is float and value.is_integer():
+        return int(value)
+    return value
 
 
 def _finisher(kind: type) -> Callable[[list[Any]], Any]:

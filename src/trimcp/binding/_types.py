@@ -6,21 +6,27 @@ Everything here runs when a hook or schema is generated, never per value.
 from __future__ import annotations
 
 import collections.abc
+import dataclasses
 import enum
+import sys
 import types
 import typing
-from typing import Annotated, Any, Final, Literal, get_args, get_origin
+from typing import Annotated, Any, Final, Literal, NotRequired, Required, get_args, get_origin
 
 import attrs
 
+from ._scalars import scalar_for
+
 __all__ = [
     "JSON_KINDS",
-    "annotated_description",
     "describe",
     "is_attrs",
     "is_enum",
     "is_json_native",
     "is_literal",
+    "is_pydantic",
+    "is_record",
+    "is_typeddict",
     "is_union",
     "json_kinds",
     "mapping_args",
@@ -49,21 +55,15 @@ _SEQUENCE_ORIGINS: Final = {
 _MAPPING_ORIGINS: Final = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
 
 
+_WRAPPERS: Final = (Annotated, Required, NotRequired)
+
+
 def strip_annotated(tp: Any) -> Any:
-    """``Annotated[T, ...]`` -> ``T`` (repeatedly); anything else unchanged."""
-    while get_origin(tp) is Annotated:
-        tp = tp.__origin__
+    """``Annotated[T, ...]`` -> ``T`` (repeatedly, and through the ``Required`` /
+    ``NotRequired`` marks of ``TypedDict`` keys); anything else unchanged."""
+    while (origin := get_origin(tp)) in _WRAPPERS:
+        tp = tp.__origin__ if origin is Annotated else get_args(tp)[0]
     return tp
-
-
-def annotated_description(tp: Any) -> str | None:
-    """The first plain ``str`` in ``Annotated[T, ...]`` metadata: the description convention
-    for plain tool parameters (``limit: Annotated[int, "Maximum results"]``)."""
-    if get_origin(tp) is Annotated:
-        for extra in tp.__metadata__:
-            if isinstance(extra, str):
-                return extra
-    return None
 
 
 def is_union(tp: Any) -> bool:
@@ -85,6 +85,31 @@ def is_enum(tp: Any) -> bool:
 
 def is_attrs(tp: Any) -> bool:
     return isinstance(tp, type) and attrs.has(tp)
+
+
+def is_typeddict(tp: Any) -> bool:
+    return typing.is_typeddict(tp)
+
+
+def is_record(tp: Any) -> bool:
+    """An attrs class, a dataclass or a ``TypedDict``: objects whose members trimcp's own
+    generated code reads and writes (pydantic models bring their own, see
+    :func:`is_pydantic`)."""
+    return isinstance(tp, type) and (
+        attrs.has(tp) or dataclasses.is_dataclass(tp) or typing.is_typeddict(tp)
+    )
+
+
+def is_pydantic(tp: Any) -> bool:
+    """A pydantic model class. pydantic is not a dependency: without it imported, no
+    class is one (nothing is imported here to find out)."""
+    pydantic = sys.modules.get("pydantic")
+    return (
+        pydantic is not None
+        and isinstance(tp, type)
+        and issubclass(tp, pydantic.BaseModel)
+        and tp is not pydantic.BaseModel
+    )
 
 
 def sequence_kind(tp: Any) -> type | None:
@@ -117,7 +142,7 @@ def json_kinds(tp: Any) -> frozenset[type] | None:
     tp = strip_annotated(tp)
     if tp in ANY_TYPES:
         return None
-    if tp is float:
+    if tp is float or tp is int:  # JSON has one number type: 5.0 is an integer too
         return frozenset((float, int))
     if tp in PRIMITIVES:
         return frozenset((tp,))
@@ -133,10 +158,13 @@ def json_kinds(tp: Any) -> frozenset[type] | None:
                 return None
             kinds |= member_kinds
         return frozenset(kinds)
-    if is_attrs(tp) or mapping_args(tp) is not None:
+    if is_record(tp) or is_pydantic(tp) or mapping_args(tp) is not None:
         return frozenset((dict,))
     if sequence_kind(tp) is not None:
         return frozenset((list,))
+    scalar = scalar_for(tp)
+    if scalar is not None:
+        return scalar.kinds
     return None
 
 
@@ -176,8 +204,11 @@ def describe(tp: Any) -> str:
         return "one of " + ", ".join(repr(m.value) for m in tp)
     if is_union(tp):
         return " or ".join(dict.fromkeys(describe(m) for m in union_members(tp)))
-    if is_attrs(tp) or mapping_args(tp) is not None:
+    if is_record(tp) or is_pydantic(tp) or mapping_args(tp) is not None:
         return "object"
     if sequence_kind(tp) is not None:
         return "list"
+    scalar = scalar_for(tp)
+    if scalar is not None:
+        return scalar.label
     return getattr(tp, "__name__", repr(tp))

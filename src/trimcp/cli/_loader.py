@@ -3,16 +3,19 @@
 A target is ``PATH.py[:NAME]`` (a file, loaded as a fresh module) or
 ``package.module[:NAME]`` (imported the usual way); ``NAME`` defaults to ``server``.
 Every way the target can be wrong raises :class:`LoadError` with a message meant for
-a person at a terminal; errors raised by the target's own code while it is imported
-propagate unchanged, because their traceback is the useful part.
+a person at a terminal, an error raised by the target's own code while it is imported
+included: the message names the error and the line of the target that raised it, and
+the whole traceback is logged at DEBUG (``trimcp --log-level DEBUG serve ...``).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import os
 import sys
+import traceback
 from types import ModuleType
 
 from trimcp.server import Server
@@ -21,6 +24,8 @@ __all__ = ["DEFAULT_ATTRIBUTE", "LoadError", "load_server", "split_target"]
 
 #: The attribute looked up when the target names none.
 DEFAULT_ATTRIBUTE = "server"
+
+logger = logging.getLogger("trimcp.cli")
 
 
 class LoadError(Exception):
@@ -60,8 +65,27 @@ def _load_file(path: str) -> ModuleType:
     folder = os.path.dirname(absolute)
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise _import_failed(path, exc) from exc
     return module
+
+
+def _import_failed(what: str, exc: Exception) -> LoadError:
+    """One line for an error raised while importing *what*: the error, and where."""
+    logger.debug("importing %s failed", what, exc_info=exc)
+    where = ""
+    if isinstance(exc, SyntaxError) and exc.filename is not None:
+        where = f" ({exc.filename}, line {exc.lineno})"
+        detail = exc.msg
+    else:
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames:
+            where = f" ({frames[-1].filename}, line {frames[-1].lineno})"
+        detail = str(exc)
+    text = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    return LoadError(f"importing {what} failed: {text}{where}")
 
 
 def _load_module(name: str) -> ModuleType:
@@ -72,7 +96,9 @@ def _load_module(name: str) -> ModuleType:
     except ModuleNotFoundError as exc:
         if exc.name is not None and name.startswith(exc.name):
             raise LoadError(f"no module named {name!r}") from None
-        raise
+        raise _import_failed(name, exc) from exc
+    except Exception as exc:
+        raise _import_failed(name, exc) from exc
 
 
 def load_server(target: str) -> Server:

@@ -1,26 +1,27 @@
 """Argument parsing and the subcommands of ``trimcp``.
 
 Contract: logging goes to stderr only (stdout belongs to the protocol when serving
-stdio); a usage or target error prints one line to stderr and exits 2; ``serve`` over
-stdio exits 0 once stdin closes; ``serve --http`` and ``--ws`` shut down gracefully on
-SIGINT or SIGTERM (running requests finish within the grace, a second signal stops at
-once) and exit 0.
+stdio); a usage or target error prints one line to stderr and exits 2: a target that
+does not load (missing, or failing while it is imported: the line names the error and
+where it was raised), an address to listen on that is taken or not allowed; ``--http``
+and ``--ws`` are exclusive. ``serve`` over stdio exits 0 once stdin closes; ``serve
+--http`` and ``--ws`` shut down gracefully on SIGINT or SIGTERM (running requests finish
+within the grace, a second signal stops at once) and exit 0.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from functools import partial
-from typing import Any, cast
+from typing import Any
 
 import trio
 
-from trimcp.server import Server, serve_stdio, serve_websocket
+from trimcp.server import Server, serve_http, serve_stdio, serve_websocket
 
 from ._bench import add_bench
 from ._conform import add_parser as add_conform_parser
@@ -76,13 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Load the Server object NAME (default 'server') and serve it.",
     )
     serve.add_argument("target", metavar="TARGET", help="FILE.py[:NAME] or package.module[:NAME]")
-    serve.add_argument(
+    where = serve.add_mutually_exclusive_group()
+    where.add_argument(
         "--http",
         metavar="HOST:PORT",
         type=parse_host_port,
         help="serve Streamable HTTP on HOST:PORT instead of stdio",
     )
-    serve.add_argument(
+    where.add_argument(
         "--ws",
         metavar="HOST:PORT",
         type=parse_host_port,
@@ -104,47 +106,53 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _http_server() -> Callable[..., Any] | None:
-    """The Streamable HTTP ``serve_http`` when this installation provides one."""
-    for module_name in ("trimcp.server", "trimcp.transports.http"):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        serve_http: object = getattr(module, "serve_http", None)
-        if callable(serve_http):
-            return cast("Callable[..., Any]", serve_http)
-    return None
-
-
 def _fail(message: str) -> int:
     print(f"trimcp: error: {message}", file=sys.stderr)
     return EXIT_USAGE
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    serve_http = None
-    if args.http is not None:
-        serve_http = _http_server()
-        if serve_http is None:
-            return _fail("HTTP serving is not available yet")
     try:
         server = load_server(args.target)
     except LoadError as exc:
         return _fail(str(exc))
-    if args.ws is not None:
-        host, port = args.ws
-        serve = partial(serve_websocket, allowed_hosts=args.allowed_hosts)
-        trio.run(_run_http, serve, server, host, port, "ws")
-    elif serve_http is not None:
-        host, port = args.http
-        trio.run(
-            _run_http, partial(serve_http, allowed_hosts=args.allowed_hosts), server, host, port
-        )
-    else:
-        logger.info("serving %s on stdio", server.info.name)
-        trio.run(serve_stdio, server)
+    try:
+        if args.ws is not None:
+            host, port = args.ws
+            serve = partial(serve_websocket, allowed_hosts=args.allowed_hosts)
+            trio.run(_run_http, serve, server, host, port, "ws")
+        elif args.http is not None:
+            host, port = args.http
+            serve = partial(serve_http, allowed_hosts=args.allowed_hosts)
+            trio.run(_run_http, serve, server, host, port)
+        else:
+            logger.info("serving %s on stdio", server.info.name)
+            trio.run(serve_stdio, server)
+    except BaseException as exc:
+        address = args.ws or args.http
+        problem = _listen_error(exc) if address is not None else None
+        if problem is None:
+            raise
+        host, port = address
+        shown = f"[{host}]" if ":" in host else host
+        return _fail(f"cannot listen on {shown}:{port}: {problem}")
     return 0
+
+
+def _listen_error(exc: BaseException) -> str | None:
+    """What went wrong when the only error (in nested groups) is an ``OSError`` from
+    listening: the port is taken, the address is not this machine's, no permission."""
+    leaves = [leaf for leaf in _leaves(exc) if not isinstance(leaf, trio.Cancelled)]
+    if len(leaves) != 1 or not isinstance(leaves[0], OSError):
+        return None
+    error = leaves[0]
+    return error.strerror or str(error)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
 
 
 async def _run_http(
@@ -208,6 +216,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _interrupted(exc: BaseException) -> bool:
     """A Ctrl-C, alone or as the only kind of error in (nested) exception groups."""
-    if isinstance(exc, BaseExceptionGroup):
-        return all(_interrupted(inner) for inner in exc.exceptions)
-    return isinstance(exc, KeyboardInterrupt)
+    return all(isinstance(leaf, KeyboardInterrupt) for leaf in _leaves(exc))

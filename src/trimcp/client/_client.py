@@ -91,6 +91,8 @@ LoggingHandler = Callable[[LoggingMessageParams], Awaitable[None]]
 
 #: Pages ``list_all_tools`` follows before deciding the server's cursors loop.
 MAX_PAGES = 10_000
+#: The log level a client with ``on_log`` asks for until ``set_logging_level``: all.
+DEFAULT_LOG_LEVEL = "debug"
 
 
 @final
@@ -401,7 +403,9 @@ async def open_client(
         ``elicitation`` an :class:`Elicitation` (form and URL modes, defaults); see
         :mod:`trimcp.client._sampling`, :mod:`trimcp.client._elicitation`,
         :mod:`trimcp.client._roots`.
-      on_log: receives the server's ``notifications/message``.
+      on_log: receives the server's ``notifications/message``, at every level until
+        :meth:`Client.set_logging_level` says otherwise, in either era (stateless-era
+        requests then carry ``logLevel: "debug"``).
       on_resource_updated / on_resources_list_changed: receive the server's
         ``notifications/resources/updated`` and ``.../list_changed``.
       era: ``"auto"`` (the default: probe with ``server/discover``, fall back to
@@ -443,6 +447,10 @@ async def open_client(
         ),
     )
     era_state = EraState(info, capabilities)
+    if on_log is not None:
+        # The stateless era sends no log message to a request without a level; a client
+        # that listens gets every level, as a handshake-era server sends by default.
+        era_state.log_level = DEFAULT_LOG_LEVEL
     listeners = Listeners()
     stack = client_middlewares(middlewares, recv=[listeners.route])
 

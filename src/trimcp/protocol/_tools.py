@@ -98,10 +98,11 @@ class CallToolResult:
 
     ``structured_content`` (2025-06-18+) must be a JSON object in the handshake era and may
     be any JSON value in the stateless era; ``None`` means absent (a JSON ``null`` cannot be
-    expressed). Tool failures are results with ``is_error=True``, not JSON-RPC errors.
+    expressed). Tool failures are results with ``is_error=True``, not JSON-RPC errors;
+    ``is_error`` is ``False`` on success, also when the server left it out.
     """
 
     content: list[ContentBlock]
     structured_content: Any = None
-    is_error: bool | None = None
+    is_error: bool = False
     meta: dict[str, Any] | None = None

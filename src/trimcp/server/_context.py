@@ -37,6 +37,7 @@ from ._elicitation import (
     url_elicitation_params,
     url_elicitation_required,
 )
+from ._lifespan import current_serving
 from ._mrtr import InputRound
 from ._sampling import ToolChoiceArg, sampling_tools_params
 
@@ -127,6 +128,25 @@ class ToolContext:
         scopes, claims), or ``None`` when the server has no authorization or the
         transport authenticates nobody (stdio, in-memory)."""
         return cast("Principal | None", self.handler.principal)
+
+    @property
+    def lifespan_state(self) -> Any:
+        """What the server's ``lifespan`` yielded for the serving this request belongs
+        to (``None`` without a lifespan; see :mod:`trimcp.server._lifespan`)."""
+        serving = current_serving()
+        return None if serving is None else serving.state
+
+    @property
+    def headers(self) -> Mapping[str, str] | None:
+        """The HTTP request headers of the POST that carried this request (names
+        lower-case; repeated headers joined with ``", "``), or ``None`` off Streamable
+        HTTP. Read them for what the transport does not do itself, such as a tenant or
+        a correlation id; who the caller is comes from ``auth=`` (:attr:`principal`)."""
+        lookup = getattr(self.handler.session_object.channel, "request_headers", None)
+        headers = lookup(self.request_id) if lookup is not None else None
+        if headers is None:
+            return None
+        return {name: ", ".join(headers.get_all(name)) for name in headers.names()}
 
     @property
     def trace(self) -> dict[str, str]:
@@ -269,6 +289,8 @@ class ToolContext:
             raise missing
         typed = isinstance(schema, type)
         requested = json_schema_for(schema) if typed else dict(schema)
+        if typed:  # a form schema is the spec's restricted subset; unknown keys are still
+            requested.pop("additionalProperties", None)  # refused when read back
         requested = fit_requested_schema(self.session.protocol_version, requested)
         raw = await self._reverse(
             "elicitation/create",

@@ -14,7 +14,8 @@ polling); the client resumes with ``Last-Event-ID`` and gets the rest, result in
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Final, Literal
 
@@ -31,6 +32,7 @@ from trimcp.transports.http import (
 )
 
 from ._context import ToolContext
+from ._lifespan import Serving
 from ._server import Server
 from ._shutdown import FLUSH_TIMEOUT, POLL_INTERVAL
 
@@ -92,8 +94,8 @@ def asgi_app(
     ``standalone_get``, and ``legacy_sse``/``sse_path``/``messages_path`` for the
     2024-11-05 HTTP+SSE transport, on by default at ``/sse``). A server made with
     ``auth=`` has every request of those paths authenticated, and serves its protected
-    resource metadata (see :mod:`trimcp.server._auth`). The app runs its
-    sessions and the server's task nursery under ASGI lifespan, or in the nursery of
+    resource metadata (see :mod:`trimcp.server._auth`). The app runs its sessions, the
+    server's task nursery and its ``lifespan`` under ASGI lifespan, or in the nursery of
     whoever calls ``await app.run()``. Once ``server.shutdown()`` is called, the app
     answers POSTs carrying requests with 503 (see :mod:`trimcp.server._shutdown`; under
     hypercorn, pass ``shutdown_trigger=server.shutdown_control.wait_done``).
@@ -106,10 +108,20 @@ def asgi_app(
     options.setdefault("auth", server.auth_gate)  # Server(auth=...): every request verified
     host = server.tasks.host()  # tasks outlive their POSTs and sessions, not this app
     options.setdefault("background", host.run)
+    # The lifespan covers every session of this app; each session sees its state.
+    serving = Serving()
+
+    @asynccontextmanager
+    async def around() -> AsyncIterator[None]:
+        async with server.serving() as entered:
+            serving.state = entered.state
+            yield
+
+    options.setdefault("around", around)
     # From server.shutdown() on, this app refuses requests with 503 (for good: a server
     # served again after a shutdown gets a new app).
     options.setdefault("draining", server.shutdown_control.round.requested.is_set)
-    return StreamableHttpApp(partial(server.serve_channel, tasks=host), **options)
+    return StreamableHttpApp(partial(server.serve_channel, tasks=host, serving=serving), **options)
 
 
 async def serve_http(

@@ -10,7 +10,7 @@ without it every ``prompts/*`` request is ``-32601``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from trimcp.dispatch import McpError
@@ -27,7 +27,7 @@ from ._prompts import CompletionProvider, PromptRegistry
 
 __all__ = ["PromptRoutes"]
 
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class PromptRoutes:
@@ -50,7 +50,8 @@ class PromptRoutes:
         complete: dict[str, CompletionProvider] | None = None,
         scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]:
-        """Register an ``async def`` as a prompt; its ``str`` parameters are the prompt's
+        """Register a function (``async def``, or a plain ``def`` run in a worker thread) as
+        a prompt; its ``str`` parameters are the prompt's
         arguments (see :mod:`trimcp.server._prompts`). ``complete`` maps argument names
         to completion providers. With authorization, ``scopes`` are the OAuth scopes
         getting it needs."""

@@ -1,18 +1,22 @@
 """The server's prompts: registration, listing per revision, and rendering.
 
-A prompt is an ``async def`` whose parameters are its arguments. The spec's prompt
-arguments are strings, so every parameter is ``str`` (or ``str | None`` with a default);
-a parameter without a default is a required argument, and ``Annotated[str, "text"]``
-gives it a description. A parameter annotated :class:`ToolContext` receives the
-request's context instead. The function returns
+A prompt is a function (``async def``, or a plain ``def`` run in a worker thread; see
+``_workers``) whose parameters are its arguments. The spec's prompt arguments are
+strings; a parameter typed otherwise (``count: int``, ``when: datetime.date``,
+``tags: list[str]``) is read from its string by :func:`trimcp.binding.text_reader` (as
+it is for string-like types, else as JSON). A parameter without a default is a required
+argument; ``Annotated[T, "text"]`` (or the docstring's parameter section) gives it a
+description. A parameter annotated :class:`ToolContext` receives the request's context
+instead. The function returns
 
 - a ``str``: one user text message;
 - a list of :class:`~trimcp.protocol.PromptMessage`, content blocks (each a user
   message) or strings (user text), in any mix;
 - a :class:`~trimcp.protocol.GetPromptResult`, sent as it is.
 
-``prompts/get`` naming an unknown prompt, leaving out a required argument or passing one
-the prompt does not declare is ``-32602 Invalid params`` naming it. An exception inside
+``prompts/get`` naming an unknown prompt, leaving out a required argument, passing one
+the prompt does not declare or one that does not read as its type is ``-32602 Invalid
+params`` naming it. An exception inside
 the prompt is logged and answered ``-32603`` (an :class:`~trimcp.dispatch.McpError`
 travels as itself).
 """
@@ -27,7 +31,7 @@ from typing import Annotated, Any, final
 
 import attrs
 
-from trimcp.binding import unstructure
+from trimcp.binding import json_schema_for, param_docs, read_metadata, text_reader, unstructure
 from trimcp.dispatch import McpError
 from trimcp.protocol import (
     AudioContent,
@@ -47,6 +51,7 @@ from trimcp.protocol import (
 from trimcp.wire import INVALID_PARAMS
 
 from ._context import ToolContext
+from ._workers import WorkerThreads
 
 __all__ = ["CompletionProvider", "PromptRegistry", "RegisteredPrompt"]
 
@@ -83,9 +88,10 @@ class RegisteredPrompt:
     """A prompt, its function and how to call it."""
 
     prompt: Prompt
-    fn: Callable[..., Awaitable[Any]]
-    #: The argument parameters, in declaration order.
+    fn: Callable[..., Any]
+    #: The argument parameters, in declaration order, with the reader of each.
     arguments: tuple[str, ...]
+    readers: dict[str, Callable[[str], Any]]
     required: frozenset[str]
     #: The parameter that receives the :class:`ToolContext`, if any.
     context_param: str | None
@@ -102,7 +108,9 @@ class RegisteredPrompt:
             self.wire[version] = cached
         return cached
 
-    async def render(self, ctx: ToolContext, arguments: Mapping[str, str]) -> GetPromptResult:
+    async def render(
+        self, ctx: ToolContext, arguments: Mapping[str, str], workers: WorkerThreads
+    ) -> GetPromptResult:
         """Check ``arguments`` against the declaration, call the prompt, normalise."""
         name = self.prompt.name
         missing = [arg for arg in self.arguments if arg in self.required and arg not in arguments]
@@ -117,10 +125,21 @@ class RegisteredPrompt:
                 INVALID_PARAMS,
                 f"Invalid params: prompt {name} has no argument(s) {', '.join(unknown)}",
             )
-        kwargs: dict[str, Any] = dict(arguments)
+        kwargs: dict[str, Any] = {}
+        for arg, text in arguments.items():
+            if not isinstance(text, str):
+                raise McpError(
+                    INVALID_PARAMS, f"Invalid params: prompt {name} argument {arg}: expected str"
+                )
+            try:
+                kwargs[arg] = self.readers[arg](text)
+            except ValueError as exc:
+                raise McpError(
+                    INVALID_PARAMS, f"Invalid params: prompt {name} argument {arg}: {exc}"
+                ) from None
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
-        value = await self.fn(**kwargs)
+        value = await workers.call(self.fn, **kwargs)
         return to_prompt_result(value, self.prompt.description, name)
 
 
@@ -153,45 +172,38 @@ def _strip(tp: Any) -> Any:
     return tp
 
 
-def _description(tp: Any) -> str | None:
-    if typing.get_origin(tp) is Annotated:
-        for extra in tp.__metadata__:
-            if isinstance(extra, str):
-                return extra
-    return None
-
-
 def _is_context(tp: Any) -> bool:
     tp = _strip(tp)
     return isinstance(tp, type) and issubclass(tp, ToolContext)
 
 
-def _is_string(tp: Any) -> bool:
-    tp = _strip(tp)
-    if tp is str:
-        return True
-    members = typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, _UnionType) else ()
-    return bool(members) and all(m is str or m is type(None) for m in members)
+@final
+@attrs.frozen
+class PromptSignature:
+    """What :func:`bind_prompt` reads from a prompt function's signature."""
+
+    declared: list[PromptArgument]
+    names: tuple[str, ...]
+    readers: dict[str, Callable[[str], Any]]
+    required: frozenset[str]
+    context_param: str | None
 
 
-_UnionType = type(int | str)
-
-
-def bind_prompt(
-    fn: Callable[..., Awaitable[Any]],
-) -> tuple[list[PromptArgument], tuple[str, ...], frozenset[str], str | None]:
+def bind_prompt(fn: Callable[..., Any]) -> PromptSignature:
     """Read a prompt function's arguments from its signature.
 
     Raises:
-      TypeError: ``fn`` is not an ``async def``, or a parameter is not a string (nor the
-        context), or is positional-only / variadic.
+      TypeError: ``fn`` is a generator, a parameter is positional-only or variadic, or its
+        type cannot be read from a string (no JSON mapping).
     """
     label = getattr(fn, "__name__", repr(fn))
-    if not inspect.iscoroutinefunction(fn):
-        raise TypeError(f"prompt {label}: must be an async def")
+    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+        raise TypeError(f"prompt {label}: a generator cannot be a prompt; return the messages")
     hints = typing.get_type_hints(fn, include_extras=True)
+    docs = param_docs(inspect.getdoc(fn))
     declared: list[PromptArgument] = []
     names: list[str] = []
+    readers: dict[str, Callable[[str], Any]] = {}
     required: set[str] = set()
     context_param: str | None = None
     for param in inspect.signature(fn).parameters.values():
@@ -201,26 +213,31 @@ def bind_prompt(
         if _is_context(hint):
             context_param = param.name
             continue
-        if not _is_string(hint):
-            raise TypeError(f"prompt {label}: argument {param.name} must be a str")
+        try:
+            json_schema_for(hint, owner=f"prompt {label}")  # refuses types with no mapping
+        except TypeError as exc:
+            raise TypeError(f"prompt {label}: argument {param.name}: {exc}") from None
+        readers[param.name] = text_reader(hint)
         is_required = param.default is inspect.Parameter.empty
         if is_required:
             required.add(param.name)
         names.append(param.name)
+        description = read_metadata(hint).description or docs.get(param.name)
         declared.append(
-            PromptArgument(name=param.name, description=_description(hint), required=is_required)
+            PromptArgument(name=param.name, description=description, required=is_required)
         )
-    return declared, tuple(names), frozenset(required), context_param
+    return PromptSignature(declared, tuple(names), readers, frozenset(required), context_param)
 
 
 @final
 class PromptRegistry:
     """The prompts of one server, in registration order (the order ``prompts/list`` uses)."""
 
-    def __init__(self, on_change: Callable[[], None]) -> None:
+    def __init__(self, on_change: Callable[[], None], workers: WorkerThreads) -> None:
         self._prompts: dict[str, RegisteredPrompt] = {}
         self._order: list[RegisteredPrompt] = []
         self._on_change = on_change
+        self._workers = workers
 
     def __len__(self) -> int:
         return len(self._prompts)
@@ -230,7 +247,7 @@ class PromptRegistry:
 
     def add(
         self,
-        fn: Callable[..., Awaitable[Any]],
+        fn: Callable[..., Any],
         *,
         name: str | None = None,
         title: str | None = None,
@@ -243,8 +260,8 @@ class PromptRegistry:
 
         ``complete`` maps argument names to completion providers.
         """
-        declared, names, required, context_param = bind_prompt(fn)
-        unknown = sorted(set(complete or {}) - set(names))
+        signature = bind_prompt(fn)
+        unknown = sorted(set(complete or {}) - set(signature.names))
         if unknown:
             raise ValueError(f"complete= names unknown argument(s) {', '.join(unknown)}")
         doc = inspect.getdoc(fn)
@@ -252,12 +269,18 @@ class PromptRegistry:
             name=name or fn.__name__,
             title=title,
             description=description if description is not None else doc,
-            arguments=declared or None,
+            arguments=signature.declared or None,
             icons=icons,
             meta=meta,
         )
         registered = RegisteredPrompt(
-            prompt, fn, names, required, context_param, completers=dict(complete or {})
+            prompt,
+            fn,
+            signature.names,
+            signature.readers,
+            signature.required,
+            signature.context_param,
+            completers=dict(complete or {}),
         )
         if prompt.name in self._prompts:
             self._order.remove(self._prompts[prompt.name])
@@ -286,4 +309,4 @@ class PromptRegistry:
         registered = self._prompts.get(name)
         if registered is None:
             raise McpError(INVALID_PARAMS, f"Invalid params: unknown prompt: {name}")
-        return unstructure(await registered.render(ctx, arguments))
+        return unstructure(await registered.render(ctx, arguments, self._workers))

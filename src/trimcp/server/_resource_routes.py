@@ -12,7 +12,7 @@ it every ``resources/*`` request is ``-32601``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from trimcp.binding import unstructure
@@ -40,7 +40,7 @@ from ._subscriptions import SubscriptionHub
 
 __all__ = ["ResourceRoutes"]
 
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Members of resources and templates, and the feature that introduced them.
 _GATED_MEMBERS = {
@@ -90,7 +90,8 @@ class ResourceRoutes:
         meta: dict[str, Any] | None = None,
         scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]:
-        """Register an ``async def`` as the static resource ``uri`` (decorator).
+        """Register a function (``async def``, or a plain ``def`` run in a worker thread) as
+        the static resource ``uri`` (decorator).
 
         The name defaults to the function's, the description to its docstring. The
         function returns ``str`` (text), ``bytes`` (blob), contents objects, or a list.
@@ -128,7 +129,8 @@ class ResourceRoutes:
         meta: dict[str, Any] | None = None,
         scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]:
-        """Register an ``async def`` serving every URI matching ``uri_template``.
+        """Register a function (``async def`` or plain ``def``) serving every URI matching
+        ``uri_template``.
 
         The template's variables are passed as keyword arguments converted to the
         parameters' annotations (``str``, ``int``, ``float``, ``bool``, ``list[str]``).

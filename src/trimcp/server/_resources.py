@@ -1,6 +1,7 @@
 """The server's resources: static resources, URI templates, reading and subscriptions.
 
-A static resource is one URI and an ``async def`` that produces its contents; a template
+A static resource is one URI and a function that produces its contents (``async def``,
+or a plain ``def`` run in a worker thread: see ``_workers``); a template
 is an RFC 6570 pattern (:class:`UriTemplate`) whose function receives the matched
 variables as typed parameters (``str``, ``int``, ``float``, ``bool``, or ``list[str]``
 for exploded variables; anything else is refused at registration). A parameter
@@ -26,7 +27,7 @@ import logging
 import types
 import typing
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, final
 
 import attrs
@@ -46,6 +47,7 @@ from trimcp.protocol import (
 from trimcp.wire import INTERNAL_ERROR, RESOURCE_NOT_FOUND
 
 from ._uri_template import UriTemplate
+from ._workers import WorkerThreads
 
 __all__ = ["RegisteredResource", "ResourceRegistry", "resource_not_found"]
 
@@ -98,9 +100,10 @@ def _converter_for(annotation: Any, label: str, name: str) -> Callable[[Any], An
 class _Binding:
     """How to call a resource function: its context parameter and converted variables."""
 
-    fn: Callable[..., Awaitable[Any]]
+    fn: Callable[..., Any]
     context_param: str | None
     params: tuple[tuple[str, Callable[[Any], Any], bool], ...]  # name, convert, required
+    workers: WorkerThreads
 
     async def call(self, ctx: object, variables: dict[str, Any]) -> Any:
         kwargs: dict[str, Any] = {}
@@ -111,13 +114,13 @@ class _Binding:
                 raise _NoMatch(name)
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
-        return await self.fn(**kwargs)
+        return await self.workers.call(self.fn, **kwargs)
 
 
-def _bind(fn: Callable[..., Awaitable[Any]], variables: tuple[str, ...]) -> _Binding:
+def _bind(fn: Callable[..., Any], variables: tuple[str, ...], workers: WorkerThreads) -> _Binding:
     label = getattr(fn, "__qualname__", repr(fn))
-    if not inspect.iscoroutinefunction(fn):
-        raise TypeError(f"resource {label}: needs an `async def` function")
+    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+        raise TypeError(f"resource {label}: a generator cannot be a resource; return its contents")
     try:
         hints = typing.get_type_hints(fn)
     except Exception as exc:
@@ -134,7 +137,7 @@ def _bind(fn: Callable[..., Awaitable[Any]], variables: tuple[str, ...]) -> _Bin
         if p.name not in variables:
             raise TypeError(f"resource {label}: parameter {p.name!r} is not a template variable")
         params.append((p.name, _converter_for(annotation, label, p.name), p.default is p.empty))
-    return _Binding(fn, context, tuple(params))
+    return _Binding(fn, context, tuple(params), workers)
 
 
 def _contents(uri: str, mime_type: str | None, value: Any) -> list[Any]:
@@ -174,7 +177,8 @@ class RegisteredResource:
 class ResourceRegistry:
     """Static resources (by URI) and templates, in registration order."""
 
-    def __init__(self, on_change: Callable[[], None]) -> None:
+    def __init__(self, on_change: Callable[[], None], workers: WorkerThreads) -> None:
+        self._workers = workers
         self._static: dict[str, RegisteredResource] = {}
         self._templates: dict[str, RegisteredResource] = {}
         self._subscriptions: weakref.WeakKeyDictionary[Session, set[str]] = (
@@ -187,7 +191,7 @@ class ResourceRegistry:
 
     def add(
         self,
-        fn: Callable[..., Awaitable[Any]],
+        fn: Callable[..., Any],
         uri: str,
         *,
         name: str | None = None,
@@ -211,7 +215,7 @@ class ResourceRegistry:
             icons=icons,
             meta=meta,
         )
-        registered = RegisteredResource(resource, None, _bind(fn, ()))
+        registered = RegisteredResource(resource, None, _bind(fn, (), self._workers))
         self._static.pop(uri, None)
         self._static[uri] = registered
         self._on_change()
@@ -219,7 +223,7 @@ class ResourceRegistry:
 
     def add_template(
         self,
-        fn: Callable[..., Awaitable[Any]],
+        fn: Callable[..., Any],
         uri_template: str,
         *,
         name: str | None = None,
@@ -242,7 +246,9 @@ class ResourceRegistry:
             icons=icons,
             meta=meta,
         )
-        registered = RegisteredResource(described, template, _bind(fn, template.variables))
+        registered = RegisteredResource(
+            described, template, _bind(fn, template.variables, self._workers)
+        )
         self._templates.pop(uri_template, None)
         self._templates[uri_template] = registered
         self._on_change()
@@ -300,8 +306,18 @@ class ResourceRegistry:
         except McpError:
             raise
         except Exception:
-            logger.exception("resource %s raised", uri)
-            raise McpError(INTERNAL_ERROR, "Resource read failed", {"uri": uri}) from None
+            if registered.template is None:
+                logger.exception("resource %s raised", uri)
+                raise McpError(INTERNAL_ERROR, "Resource read failed", {"uri": uri}) from None
+            # Which template failed is the server's own description, safe to send; what
+            # it raised (a traceback, a message with internals) only goes to the log.
+            pattern = registered.template.template
+            logger.exception("resource template %s raised reading %s", pattern, uri)
+            raise McpError(
+                INTERNAL_ERROR,
+                f"Resource read failed: the template {pattern} raised an error",
+                {"uri": uri, "uriTemplate": pattern},
+            ) from None
 
     # -- subscriptions -------------------------------------------------------------
     def subscribe(self, session: Session, uri: str) -> None:

@@ -10,10 +10,10 @@ handlers find their session through their context, so nothing is copied per sess
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, final, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, cast, final, overload
 
 import trio
 
@@ -40,8 +40,6 @@ from trimcp.protocol import (
     PromptsCapability,
     ServerCapabilities,
     SetLevelParams,
-    TaskSupport,
-    ToolAnnotations,
     ToolsCapability,
     negotiate_version,
 )
@@ -53,6 +51,7 @@ from ._auth import AuthGate, ScopeTable, guard, principal_identity
 from ._completion import CompletionRegistry
 from ._context import ToolContext
 from ._downgrade import fit_initialize_result
+from ._lifespan import Lifespan, Serving, in_serving, run_lifespan
 from ._log_bridge import log_routed
 from ._pagination import DEFAULT_PAGE_SIZE, page_result, paginate
 from ._prompt_routes import PromptRoutes
@@ -67,8 +66,9 @@ from ._stateless import CachePolicy, EraFront
 from ._subscriptions import DEFAULT_MAX_LISTENERS, SubscriptionHub
 from ._task_host import TaskHost
 from ._task_store import TaskStore
-from ._tasks import TaskHandoff, TaskRunner
-from ._tools import ToolRegistry
+from ._tasks import TaskRunner
+from ._tools import RegistrationOptions, ToolOptions, ToolRegistry
+from ._workers import DEFAULT_WORKER_THREADS, WorkerThreads
 
 if TYPE_CHECKING:
     from trimcp.auth import ResourceServer
@@ -77,7 +77,7 @@ __all__ = ["Server"]
 
 logger = logging.getLogger("trimcp.server")
 
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @final
@@ -110,6 +110,11 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         find the verified principal at ``ctx.principal``. Tools, prompts and resources
         may then declare the ``scopes`` they need. Sessions, tasks and sealed input-round
         state belong to the principal that created them (see :mod:`._auth`).
+      lifespan: ``lifespan(server)``, an async context manager entered once per serving;
+        what it yields is ``ctx.lifespan_state`` in every handler (see
+        :mod:`trimcp.server._lifespan`).
+      worker_threads: plain-``def`` tools, resources and prompts of this server running
+        at once, each in a worker thread (see :mod:`trimcp.server._workers`).
 
     Example::
 
@@ -140,6 +145,8 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         max_subscriptions: int = DEFAULT_MAX_LISTENERS,
         tasks: TaskStore | None = None,
         auth: ResourceServer | None = None,
+        lifespan: Lifespan | None = None,
+        worker_threads: int = DEFAULT_WORKER_THREADS,
     ) -> None:
         self.info = Implementation(
             name=name, version=version, title=title, website_url=website_url, icons=icons
@@ -150,13 +157,15 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         self.page_size = page_size
         self.declare_tools = declare_tools
         self.supported_versions = supported_versions
-        self.tools = ToolRegistry(partial(self._list_changed, "tools"))
+        self.lifespan = lifespan
+        self.workers = WorkerThreads(worker_threads)
+        self.tools = ToolRegistry(partial(self._list_changed, "tools"), self.workers)
         self.declare_resources = declare_resources
-        self.resources = ResourceRegistry(partial(self._list_changed, "resources"))
+        self.resources = ResourceRegistry(partial(self._list_changed, "resources"), self.workers)
         self.skills = SkillRegistry(partial(self._list_changed, "resources"))
         self.app_views: set[str] = set()
         self.declare_prompts = declare_prompts
-        self.prompts = PromptRegistry(partial(self._list_changed, "prompts"))
+        self.prompts = PromptRegistry(partial(self._list_changed, "prompts"), self.workers)
         self.completions = CompletionRegistry(self.prompts)
         self.subscriptions = SubscriptionHub(max_subscriptions)
         self.tasks = tasks if tasks is not None else TaskStore()
@@ -185,30 +194,19 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
     @overload
     def tool(self, fn: F, /) -> F: ...
     @overload
-    def tool(
-        self,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: list[Icon] | None = None,
-        input_schema: dict[str, Any] | None = None,
-        meta: dict[str, Any] | None = None,
-        task_support: TaskSupport = "forbidden",
-        task_handoff: TaskHandoff = "start",
-        scopes: Iterable[str] | None = None,
-        ui: str | None = None,
-        visibility: Sequence[str] | None = None,
-    ) -> Callable[[F], F]: ...
-    def tool(self, fn: Any = None, /, **options: Any) -> Any:  # type: ignore[misc]
-        """Register an ``async def`` as a tool (decorator, with or without options).
+    def tool(self, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
+    def tool(  # type: ignore[misc]  # mypy: an F only in the second overload's return
+        self, fn: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]
+    ) -> Any:
+        """Register a function as a tool (decorator, with or without options: see
+        :class:`~trimcp.server._tools.ToolOptions`).
 
-        The name defaults to the function's, the description to its docstring; the
-        input schema comes from its annotations (an attrs arguments class, or plain
-        annotated parameters), the output schema from a structured return annotation.
-        A parameter annotated :class:`ToolContext` receives the request's context.
-        ``task_support`` (``"optional"``/``"required"``) lets it run as a task: a
+        The function is an ``async def``, or a plain ``def`` that runs in a worker thread
+        (``worker_threads``). The name defaults to the function's, the description to
+        its docstring; the input schema comes from its annotations (every parameter is
+        one argument, under its Python name), the output schema from a structured return
+        annotation. A parameter annotated :class:`ToolContext` receives the request's
+        context. ``task_support`` (``"optional"``/``"required"``) lets it run as a task: a
         2025-11-25 core task when a handshake-era client asks for one
         (:mod:`trimcp.server._core_tasks`), or a task of the stateless-era tasks
         extension, from its start or from ``ctx.begin_task()`` (``task_handoff``;
@@ -221,12 +219,13 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         support = options.pop("task_support", "forbidden")
         handoff = options.pop("task_handoff", "start")
         scopes = options.pop("scopes", None)
-        options["meta"] = tool_ui_meta(
-            options.get("meta"), options.pop("ui", None), options.pop("visibility", None)
-        )
+        ui = options.pop("ui", None)
+        visibility = options.pop("visibility", None)
+        registration = cast("RegistrationOptions", options)  # the server's options are out
+        registration["meta"] = tool_ui_meta(registration.get("meta"), ui, visibility)
 
         def register(func: F) -> F:
-            registered = self.tools.add(func, **options)
+            registered = self.tools.add(func, **registration)
             self.task_runner.set_support(registered.tool.name, support, handoff)
             self.declared_scopes.declare("tool", registered.tool.name, scopes)
             return func
@@ -368,11 +367,18 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         return self.tools.call(ToolContext(ctx), params)
 
     # ------------------------------------------------------------------ serving
+    def serving(self) -> AbstractAsyncContextManager[Serving]:
+        """One serving lifetime: enters the server's ``lifespan`` (if any) and yields the
+        :class:`~trimcp.server._lifespan.Serving` to pass to :meth:`serve_channel`. Every
+        ``serve_*`` function does this; a custom transport does it around its sessions."""
+        return run_lifespan(self.lifespan, self)
+
     async def serve_channel(
         self,
         channel: MessageChannel,
         *,
         tasks: TaskHost | None = None,
+        serving: Serving | None = None,
         task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve one session over ``channel`` until the peer goes away or :meth:`shutdown`.
@@ -380,16 +386,20 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         ``tasks`` is the task host of the serving this session belongs to (made by
         ``server.tasks.host()`` and run beside its sessions): the tasks its requests
         create run there. Without one they go to ``server.tasks.run``
-        (:mod:`trimcp.server._task_host`)."""
-        async with open_session(
-            channel,
-            role=Role.SERVER,
-            registry=self.registry,
-            middlewares=self.middlewares,
-            limits=self.limits,
-            state=SessionState(server_info=self.info),
-            exempt=partial(self.era.exempt, channel),
-        ) as session:
+        (:mod:`trimcp.server._task_host`). Its handlers see ``serving``'s lifespan state
+        (:meth:`serving`)."""
+        async with (
+            in_serving(serving),
+            open_session(
+                channel,
+                role=Role.SERVER,
+                registry=self.registry,
+                middlewares=self.middlewares,
+                limits=self.limits,
+                state=SessionState(server_info=self.info),
+                exempt=partial(self.era.exempt, channel),
+            ) as session,
+        ):
             self._sessions.add(session)
             if tasks is not None:
                 self._task_hosts[session] = tasks
@@ -440,9 +450,11 @@ class InMemoryTransport:
         client_end, server_end = memory_channel_pair()
         server = self.server
         host = server.tasks.host()  # this connection's serving: its tasks end with it
-        async with trio.open_nursery() as nursery:
+        async with server.serving() as serving, trio.open_nursery() as nursery:
             await nursery.start(host.run)
-            await nursery.start(partial(server.serve_channel, tasks=host), server_end)
+            await nursery.start(
+                partial(server.serve_channel, tasks=host, serving=serving), server_end
+            )
             try:
                 yield client_end
             finally:

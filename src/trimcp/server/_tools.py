@@ -16,20 +16,21 @@ the detail is logged, never sent.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, final
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal, TypedDict, Unpack, final
 
 import attrs
 
 from trimcp.binding import ArgumentsError, ToolBinding, bind_tool, unstructure
 from trimcp.dispatch import McpError, single_error
-from trimcp.protocol import Feature, Icon, Tool, ToolAnnotations, supports
+from trimcp.protocol import Feature, Icon, TaskSupport, Tool, ToolAnnotations, supports
 from trimcp.wire import INVALID_PARAMS
 
 from ._context import ToolContext
 from ._downgrade import fit_tool_result
+from ._workers import WorkerThreads
 
-__all__ = ["RegisteredTool", "ToolError", "ToolRegistry"]
+__all__ = ["RegisteredTool", "ToolError", "ToolOptions", "ToolRegistry"]
 
 logger = logging.getLogger("trimcp.server")
 
@@ -42,6 +43,32 @@ _GATED_MEMBERS = (
     ("execution", Feature.TASKS),
     ("_meta", Feature.META_ON_TYPES),
 )
+
+
+class RegistrationOptions(TypedDict, total=False):
+    """What ``ToolRegistry.add`` takes besides the function (all optional)."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    annotations: ToolAnnotations | None
+    icons: list[Icon] | None
+    input_schema: dict[str, Any] | None
+    meta: dict[str, Any] | None
+
+
+class ToolOptions(RegistrationOptions, total=False):
+    """The options of ``@server.tool(...)``: the tool's name (default: the function's),
+    title, description (default: the docstring), annotations, icons, an explicit input
+    schema (validated against; default: generated from the annotations), ``_meta``;
+    whether and how it runs as a task; with authorization, the OAuth ``scopes`` a call
+    needs; its MCP Apps view (``ui``) and who may call it (``visibility``)."""
+
+    task_support: TaskSupport
+    task_handoff: Literal["start", "explicit"]
+    scopes: Iterable[str] | None
+    ui: str | None
+    visibility: Sequence[str] | None
 
 
 class ToolError(Exception):
@@ -99,10 +126,11 @@ def _failed(name: str, exc: Exception) -> dict[str, Any]:
 class ToolRegistry:
     """The tools of one server, in registration order (the order ``tools/list`` uses)."""
 
-    def __init__(self, on_change: Callable[[], None]) -> None:
+    def __init__(self, on_change: Callable[[], None], workers: WorkerThreads) -> None:
         self._tools: dict[str, RegisteredTool] = {}
         self._order: list[RegisteredTool] = []
         self._on_change = on_change
+        self._workers = workers
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -110,29 +138,21 @@ class ToolRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
-    def add(
-        self,
-        fn: Callable[..., Awaitable[Any]],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: list[Icon] | None = None,
-        input_schema: dict[str, Any] | None = None,
-        meta: dict[str, Any] | None = None,
-    ) -> RegisteredTool:
+    def add(self, fn: Callable[..., Any], **options: Unpack[RegistrationOptions]) -> RegisteredTool:
         """Bind and register ``fn``; a tool of the same name is replaced."""
-        binding = bind_tool(fn)
+        binding = bind_tool(
+            fn, run_sync=self._workers.run, input_schema=options.get("input_schema")
+        )
+        description = options.get("description")
         tool = Tool(
-            name=name or binding.name,
-            title=title,
+            name=options.get("name") or binding.name,
+            title=options.get("title"),
             description=description if description is not None else binding.description,
-            input_schema=input_schema if input_schema is not None else binding.input_schema,
+            input_schema=binding.input_schema,
             output_schema=binding.output_schema,
-            annotations=annotations,
-            icons=icons,
-            meta=meta,
+            annotations=options.get("annotations"),
+            icons=options.get("icons"),
+            meta=options.get("meta"),
         )
         registered = RegisteredTool(tool, binding)
         if tool.name in self._tools:

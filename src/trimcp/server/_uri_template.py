@@ -81,6 +81,12 @@ class _Expr:
         return _OPERATORS[self.operator][2]
 
     @property
+    def if_empty(self) -> str:
+        """What follows a named variable's name when its value is empty (RFC 6570:
+        ``=`` for ``?`` and ``&``, nothing for ``;``)."""
+        return _OPERATORS[self.operator][3]
+
+    @property
     def allow_reserved(self) -> bool:
         return _OPERATORS[self.operator][4]
 
@@ -175,13 +181,15 @@ class UriTemplate:
             safe = ":/?#[]@!$&'()*+,;=" if part.allow_reserved else ""
             for var in part.variables:
                 value = values.get(var.name)
-                if value is None:
-                    continue
+                if value is None or (not isinstance(value, str) and not value):
+                    continue  # undefined: no value, or an empty list (RFC 6570 2.3)
                 if isinstance(value, str):
                     text = value[: var.prefix] if var.prefix else value
                     encoded = quote(text, safe=safe)
                     if part.named:
-                        items.append(f"{var.name}={encoded}" if encoded else var.name)
+                        items.append(
+                            f"{var.name}={encoded}" if encoded else var.name + part.if_empty
+                        )
                     else:
                         items.append(encoded)
                     continue

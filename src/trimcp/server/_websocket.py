@@ -24,6 +24,7 @@ from trimcp.transports.websocket import (
 from trimcp.transports.websocket._accept import refuse
 
 from ._http import host_policy_for
+from ._lifespan import Serving
 from ._server import Server
 
 __all__ = ["DEFAULT_WEBSOCKET_PORT", "serve_websocket"]
@@ -59,11 +60,9 @@ async def serve_websocket(
     """
     limits = limits or WebSocketLimits()
     policy = host_policy_for(host, host_policy, allowed_hosts, what="WebSocket")
-    listeners = await trio.open_tcp_listeners(port, host=host)
-    bound: int = listeners[0].socket.getsockname()[1]
     active = 0
 
-    async def handle(stream: trio.SocketStream) -> None:
+    async def handle(stream: trio.SocketStream, serving: Serving) -> None:
         nonlocal active
         if active >= limits.max_connections:
             await refuse(stream, None, 503, "too many WebSocket connections; retry later")
@@ -92,7 +91,8 @@ async def serve_websocket(
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(messages.run)
                     await serve_until_expiry(
-                        partial(server.serve_channel, tasks=task_host), channel
+                        partial(server.serve_channel, tasks=task_host, serving=serving),
+                        channel,
                     )
                     nursery.cancel_scope.cancel()
             finally:
@@ -102,7 +102,9 @@ async def serve_websocket(
 
     shutdown = server.shutdown_control.round
     task_host = server.tasks.host()  # every connection's tasks end with this serving
-    async with trio.open_nursery() as nursery:
+    async with server.serving() as serving, trio.open_nursery() as nursery:
+        listeners = await trio.open_tcp_listeners(port, host=host)
+        bound: int = listeners[0].socket.getsockname()[1]
         await nursery.start(task_host.run)
         async with trio.open_nursery() as connections:
             accepting = trio.CancelScope()
@@ -111,7 +113,10 @@ async def serve_websocket(
                 # serve_listeners closes each listener as it stops accepting.
                 with accepting:
                     await trio.serve_listeners(
-                        handle, listeners, handler_nursery=connections, task_status=task_status
+                        partial(handle, serving=serving),
+                        listeners,
+                        handler_nursery=connections,
+                        task_status=task_status,
                     )
 
             await connections.start(accept)

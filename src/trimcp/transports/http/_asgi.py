@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, Final, final
 
 import trio
@@ -118,6 +119,8 @@ class StreamableHttpApp(SessionRoutes):
       auth: the resource server that authenticates and authorizes requests (see
         :mod:`._auth`); ``None`` serves everyone. Sessions are budgeted per
         authenticated caller (``max_sessions_per_client``), else per client address.
+      around: an async context manager factory entered around :meth:`run` (a server's
+        lifespan): entered before the first session, exited after the last.
     """
 
     def __init__(
@@ -138,9 +141,13 @@ class StreamableHttpApp(SessionRoutes):
         background: Callable[..., Awaitable[object]] | None = None,
         draining: Callable[[], bool] | None = None,
         auth: Authenticator | None = None,
+        around: Callable[[], AbstractAsyncContextManager[object]] | None = None,
     ) -> None:
         self.path = path
         self.auth = auth
+        #: Entered around everything :meth:`run` runs, exited after the last session
+        #: ended (a server's lifespan).
+        self.around = around
         #: Whether the server behind is shutting down: a POST carrying a request is
         #: then refused with 503 (answers and notifications still pass).
         self.draining = draining
@@ -186,8 +193,9 @@ class StreamableHttpApp(SessionRoutes):
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Run the app's sessions (and ``background``) until cancelled (instead of ASGI
-        lifespan)."""
-        async with trio.open_nursery() as nursery:
+        lifespan), all inside ``around`` when given."""
+        around = self.around() if self.around is not None else nullcontext()
+        async with around, trio.open_nursery() as nursery:
             if self.background is not None:
                 await nursery.start(self.background)
             await nursery.start(self.manager.run)
@@ -343,7 +351,9 @@ class StreamableHttpApp(SessionRoutes):
                     return
             else:
                 self._check_version(headers, channel)
-            await self._serve_post(channel, messages, requests, receive, send, caller=caller)
+            await self._serve_post(
+                channel, messages, requests, receive, send, caller=caller, headers=headers
+            )
         except HttpError as error:
             if error.id is None:
                 error.id = first_id
@@ -370,7 +380,14 @@ class StreamableHttpApp(SessionRoutes):
         channel.stateless_era = True
         channel.param_headers = param_headers(headers)
         await self._serve_post(
-            channel, messages, [message], receive, send, status=status_for, caller=caller
+            channel,
+            messages,
+            [message],
+            receive,
+            send,
+            status=status_for,
+            caller=caller,
+            headers=headers,
         )
 
     def _decode(self, body: bytes, channel: HttpSessionChannel | None) -> list[Message]:
@@ -437,9 +454,10 @@ class StreamableHttpApp(SessionRoutes):
         *,
         status: Callable[[int], int] | None = None,
         caller: Caller | None = None,
+        headers: Headers | None = None,
     ) -> Awaitable[None]:
         # serve_post's awaitable, handed back: a parked POST keeps no frame here.
         return serve_post(
             channel, messages, requests, receive, send, self.limits, status, self.draining,
-            self.manager.terminate, caller,
+            self.manager.terminate, caller, headers,
         )  # fmt: skip

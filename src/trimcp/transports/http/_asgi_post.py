@@ -19,7 +19,7 @@ from trimcp.nursery import Caller
 from trimcp.wire import Message, Notification, Request
 
 from ._asgi_io import Receive, Send, pump, send_empty, send_error, send_sse_end
-from ._guards import SERVER_ERROR, HttpError
+from ._guards import SERVER_ERROR, Headers, HttpError
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
 
@@ -53,6 +53,7 @@ async def serve_post(
     draining: Callable[[], bool] | None = None,
     terminate: Callable[[HttpSessionChannel], object] | None = None,
     caller: Caller | None = None,
+    headers: Headers | None = None,
 ) -> None:
     """Deliver one POST's messages to ``channel`` and answer it: 202 when it holds no
     request, else the requests' outbox pumped as JSON or SSE (``status`` maps a JSON
@@ -60,7 +61,8 @@ async def serve_post(
     before any output gives 404, or 503 while ``draining`` (a server shutting down).
     A channel without a session id (its own session, for this POST) is given to
     ``terminate`` at the end. ``caller`` is who sent the requests (with authorization),
-    for their handlers."""
+    for their handlers; the POST's ``headers`` stay readable by them too
+    (``channel.request_headers``)."""
     channel.busy += 1
     try:
         if not requests:
@@ -71,7 +73,9 @@ async def serve_post(
         ids = [r.id for r in requests]
         if len(set(ids)) != len(ids) or any(channel.in_flight(i) for i in ids):
             raise HttpError(400, "Invalid Request: a request with this id is already in flight")
-        outbox = channel.open_request_stream(requests, batch=len(messages) > 1, caller=caller)
+        outbox = channel.open_request_stream(
+            requests, batch=len(messages) > 1, caller=caller, headers=headers
+        )
         for n, message in enumerate(messages):
             try:
                 await deliver(channel, message, limits.inbound_wait)
@@ -81,13 +85,13 @@ async def serve_post(
                         channel.cancelled(late.id)
                 channel.detach(outbox)
                 raise
-        headers = session_headers(channel)
+        response_headers = session_headers(channel)
         try:
             written = await pump(
                 outbox,
                 receive,
                 send,
-                headers,
+                response_headers,
                 timeout=limits.send_timeout,
                 leave_empty=True,
                 status=status,
@@ -95,7 +99,7 @@ async def serve_post(
         finally:
             channel.detach(outbox)
         if written is None:
-            await _answer_empty(channel, send, headers, limits, draining)
+            await _answer_empty(channel, send, response_headers, limits, draining)
     finally:
         channel.busy -= 1
         channel.touch()

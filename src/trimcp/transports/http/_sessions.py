@@ -52,7 +52,7 @@ from trimcp.wire import (
 
 from ._budget import ByteBudget
 from ._event_store import EventStore
-from ._guards import SERVER_ERROR, HttpError
+from ._guards import SERVER_ERROR, Headers, HttpError
 from ._handshake import note_initialized
 from ._server_limits import HttpServerLimits
 from ._sse_stream import Outbox
@@ -70,7 +70,17 @@ class RequestStream:
     """The stream of one POST: the requests it carried, who sent them (the caller its
     credentials named, with authorization) and where their output goes."""
 
-    __slots__ = ("batch", "caller", "collected", "ids", "mode", "outbox", "pending", "stream_id")
+    __slots__ = (
+        "batch",
+        "caller",
+        "collected",
+        "headers",
+        "ids",
+        "mode",
+        "outbox",
+        "pending",
+        "stream_id",
+    )
 
     def __init__(
         self,
@@ -78,9 +88,12 @@ class RequestStream:
         request_ids: Iterable[RequestId],
         batch: bool,
         caller: Caller | None = None,
+        headers: Headers | None = None,
     ) -> None:
         self.stream_id = stream_id
         self.caller = caller
+        #: The POST's request headers, for the handlers of its requests.
+        self.headers = headers
         self.ids = tuple(request_ids)
         self.pending: set[RequestId] = set(self.ids)
         self.batch = batch
@@ -307,20 +320,30 @@ class HttpSessionChannel:
             budget=self.output,
         )
 
+    def request_headers(self, request_id: RequestId) -> Headers | None:
+        """The headers of the POST that carried request ``request_id`` while it runs."""
+        stream = self._by_request.get(request_id)
+        return None if stream is None else stream.headers
+
     def in_flight(self, request_id: RequestId) -> bool:
         return request_id in self._by_request or request_id in self._swallow
 
     def open_request_stream(
-        self, requests: list[Request], *, batch: bool, caller: Caller | None = None
+        self,
+        requests: list[Request],
+        *,
+        batch: bool,
+        caller: Caller | None = None,
+        headers: Headers | None = None,
     ) -> Outbox:
-        """Register the stream of a POST carrying ``requests`` (sent by ``caller``);
-        return its outbox.
+        """Register the stream of a POST carrying ``requests`` (sent by ``caller``, with
+        its ``headers``); return its outbox.
 
         The caller has checked that none of the ids is in flight (:meth:`in_flight`).
         """
         request_ids = [r.id for r in requests]
         self._initialize_ids.update(r.id for r in requests if r.method == "initialize")
-        stream = RequestStream(str(self._next_stream), request_ids, batch, caller)
+        stream = RequestStream(str(self._next_stream), request_ids, batch, caller, headers)
         self._next_stream += 1
         outbox = stream.outbox = self.new_outbox()
         outbox.stream_id = stream.stream_id
