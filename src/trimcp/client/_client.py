@@ -56,7 +56,7 @@ from trimcp.protocol import (
     tasks_required_by,
     ui_client_capability,
 )
-from trimcp.transports import ClientTransport
+from trimcp.transports import ClientTransport, TransportKind, transport_kind
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, Message
 
 from ._apps import AppCalls
@@ -136,6 +136,13 @@ class Client(ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls):
         """The negotiated protocol revision."""
         assert self.session.state.protocol_version is not None
         return self.session.state.protocol_version
+
+    @property
+    def transport_kind(self) -> TransportKind | None:
+        """The transport in use: ``"streamable-http"``, ``"http+sse"`` (a 2024-11-05 server,
+        by ``legacy_sse`` or the fallback), ``"stdio"``, ``"websocket"`` or ``"memory"``;
+        ``None`` for a channel of a custom transport."""
+        return transport_kind(self.session.channel)
 
     @property
     def server_info(self) -> Implementation | None:
