@@ -37,7 +37,9 @@ async def kind_of(transport: Any, **options: Any) -> str | None:
     with trio.fail_after(WAIT):
         async with trimcp.open_client(transport, **options) as client:
             kind = client.transport_kind
-            assert await client.call_tool("add", {"a": 1, "b": 2})
+            assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {
+                "result": 3
+            }
             assert client.transport_kind == kind  # the same for the whole session
             return kind
 
