@@ -67,6 +67,7 @@ from ._era import DEFAULT_DISCOVER_TIMEOUT, EraChoice, EraState, client_middlewa
 from ._listen import ListenCalls, Listeners
 from ._mrtr import DEFAULT_MAX_INPUT_ROUNDS, InputRounds
 from ._output import OutputSchemas, ToolsChangedHandler, add_tool_handlers
+from ._pages import all_pages
 from ._resources import (
     ResourceCalls,
     ResourcesChangedHandler,
@@ -88,9 +89,6 @@ __all__ = [
 
 ElicitationHandler = Callable[[HandlerContext, ElicitParams], Awaitable[ElicitResult]]
 LoggingHandler = Callable[[LoggingMessageParams], Awaitable[None]]
-
-#: Pages ``list_all_tools`` follows before deciding the server's cursors loop.
-MAX_PAGES = 10_000
 
 
 @final
@@ -189,16 +187,9 @@ class Client(ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls):
 
     async def list_all_tools(self) -> list[Tool]:
         """Every tool, following ``nextCursor`` across all pages."""
-        tools: list[Tool] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            page = await self.list_tools(cursor)
-            tools.extend(page.tools)
-            if not page.next_cursor or page.next_cursor == cursor:
-                self.output_schemas.complete = True
-                return tools
-            cursor = page.next_cursor
-        raise McpError(INVALID_PARAMS, f"tools/list returned more than {MAX_PAGES} pages")
+        tools = await all_pages("tools/list", self.list_tools, lambda page: page.tools)
+        self.output_schemas.complete = True
+        return tools
 
     async def call_tool(
         self,
@@ -273,15 +264,7 @@ class Client(ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls):
 
     async def list_all_prompts(self) -> list[Prompt]:
         """Every prompt, following ``nextCursor`` across all pages."""
-        prompts: list[Prompt] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            page = await self.list_prompts(cursor)
-            prompts.extend(page.prompts)
-            if not page.next_cursor or page.next_cursor == cursor:
-                return prompts
-            cursor = page.next_cursor
-        raise McpError(INVALID_PARAMS, f"prompts/list returned more than {MAX_PAGES} pages")
+        return await all_pages("prompts/list", self.list_prompts, lambda page: page.prompts)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None
