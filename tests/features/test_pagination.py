@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
+import trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trimcp import McpError, Server, open_client
+from trimcp.client import _pages
+from trimcp.client._pages import all_pages
 from trimcp.dispatch import CallNext
 from trimcp.wire import INVALID_PARAMS, Message, Request, Response
 
@@ -101,3 +107,53 @@ async def test_one_page_when_everything_fits() -> None:
         page = await client.list_tools()
     assert len(page.tools) == COUNT
     assert page.next_cursor is None
+
+
+@attrs.frozen
+class _Page:
+    items: list[int]
+    next_cursor: str | None
+
+
+def _model(cursors: list[str | None]) -> tuple[list[str | None], list[int]]:
+    """What a walk must ask for and collect when page ``i`` lists ``[i]`` and gives
+    ``cursors[i]`` as the next cursor: it ends at no cursor, or at the one it asked with."""
+    asked: list[str | None] = [None]
+    for i, cursor in enumerate(cursors):
+        if not cursor or cursor == asked[-1]:
+            return asked, list(range(i + 1))
+        asked.append(cursor)
+    raise AssertionError("the last page has no cursor")
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", ""]), max_size=30))
+@settings(max_examples=200, deadline=None)
+def test_every_list_all_walks_pages_the_same_way(given_cursors: list[str]) -> None:
+    cursors: list[str | None] = [*given_cursors, None]
+    asked: list[str | None] = []
+
+    async def page(cursor: str | None) -> _Page:
+        await trio.lowlevel.checkpoint()
+        asked.append(cursor)
+        return _Page([len(asked) - 1], cursors[len(asked) - 1])
+
+    expected_asked, expected = _model(cursors)
+    assert trio.run(all_pages, "x/list", page, lambda p: p.items) == expected
+    assert asked == expected_asked
+
+
+async def test_cursors_that_cycle_end_in_an_error_naming_the_method(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_pages, "MAX_PAGES", 3)
+    calls: list[str | None] = []
+
+    async def page(cursor: str | None) -> _Page:
+        calls.append(cursor)
+        return _Page([len(calls)], "b" if cursor == "a" else "a")
+
+    with pytest.raises(McpError) as info:
+        await all_pages("tasks/list", page, lambda p: p.items)
+    assert info.value.code == INVALID_PARAMS
+    assert info.value.message == "tasks/list returned more than 3 pages"
+    assert calls == [None, "a", "b"]

@@ -43,8 +43,7 @@ async def _session(transport: Any) -> tuple[str, list[str]]:
         seen.append(progress)
 
     async with trimcp.open_client(transport, elicitation=_elicit) as client:
-        channel = client.session.channel
-        assert channel.legacy.active  # type: ignore[attr-defined]
+        assert client.transport_kind == "http+sse"
         answers = [
             _text(await client.call_tool("add", {"a": 2, "b": 3})),
             _text(await client.call_tool("steps", {"n": 3}, on_progress=on_progress)),
@@ -73,7 +72,7 @@ async def test_fallback_and_explicit_mode_against_trimcp_own_endpoint(engine: st
             async with trimcp.open_client(
                 trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp")
             ) as client:
-                assert not client.session.channel.legacy.active  # type: ignore[attr-defined]
+                assert client.transport_kind == "streamable-http"
             nursery.cancel_scope.cancel()
 
 

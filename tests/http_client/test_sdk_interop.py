@@ -137,7 +137,7 @@ async def test_http_sse_server_of_2024_11_05_through_the_fallback(legacy_url: st
                 sampling=sampling,
                 era=era,  # type: ignore[arg-type]
             ) as client:
-                assert client.session.channel.legacy.active  # type: ignore[attr-defined]
+                assert client.transport_kind == "http+sse"
                 assert text(await client.call_tool("add", {"a": 1, "b": 2})) == "sum=3"
                 assert text(await client.call_tool("sample", {"prompt": "abc"})) == "llm said: ABC"
                 await client.call_tool("progress", {"steps": 2}, on_progress=on_progress)
@@ -148,4 +148,5 @@ async def test_http_sse_server_of_2024_11_05_through_the_fallback(legacy_url: st
     assert seen == [1, 2, 1, 2]
     with trio.fail_after(WAIT):
         async with trimcp.open_client(trimcp.legacy_sse(legacy_url), era="handshake") as client:
+            assert client.transport_kind == "http+sse"
             assert text(await client.call_tool("add", {"a": 2, "b": 2})) == "sum=4"

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from . import _report, _runner
 from ._core import Workload
 from ._era import DEFAULT_ERA, ERAS
 from ._registry import DEFAULT_BY_TRANSPORT, REGISTRY, TRANSPORTS
+from ._runner import Lines, Progress
 from ._settings import DEFAULT_LEVELS, METRIC_ORDER, Settings
 
 __all__ = ["add_arguments", "build_parser", "main", "run"]
@@ -173,14 +174,17 @@ def settings_of(args: argparse.Namespace) -> Settings:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run what ``args`` asks for; print progress, tables and where files went."""
+def run(args: argparse.Namespace, display: AbstractContextManager[Progress] | None = None) -> int:
+    """Run what ``args`` asks for; print progress, tables and where files went.
+
+    ``display`` shows the progress while measuring (by default a line per case on
+    stderr); it is closed before the tables go to stdout, so a live display never
+    interleaves with them.
+    """
     settings = settings_of(args)
-
-    def progress(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    results = _runner.run(settings, progress)
+    with display or nullcontext(Lines()) as shown:
+        results = _runner.run(settings, shown)
+    progress = Lines().line
     data = results.to_json()
     print(_report.render(data))
     status = 1 if any("error" in s for s in results.samples) else 0

@@ -17,14 +17,36 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from ._era import ERA_FREE
 from ._settings import Settings
 
-__all__ = ["Results", "Worker", "lacking", "run"]
+__all__ = ["Lines", "Progress", "Results", "Worker", "lacking", "run"]
+
+
+class Progress(Protocol):
+    """Where a run reports: ``update`` says which case runs now and how many are done
+    (for a live display), ``line`` prints a finished case's figures or a note."""
+
+    def update(self, completed: int, current: str = "", *, total: int | None = None) -> None:
+        """``completed`` of ``total`` cases are done; ``current`` is running."""
+
+    def line(self, text: str, *, plain_only: bool = False) -> None:
+        """Report ``text``, one line."""
+
+
+class Lines:
+    """:class:`Progress` as plain lines on stderr, one per finished case or note."""
+
+    def update(self, completed: int, current: str = "", *, total: int | None = None) -> None:
+        """Nothing: plain output is the lines alone."""
+
+    def line(self, text: str, *, plain_only: bool = False) -> None:
+        """Print ``text`` on stderr."""
+        print(text, file=sys.stderr, flush=True)
 
 
 def lacking(hello: dict[str, Any], transport: str) -> dict[str, Any]:
@@ -65,7 +87,8 @@ class Worker:
             assert process.stdin is not None
             process.stdin.close()
         if not hello.get("available"):
-            process.wait()
+            with process:  # closes its pipes and waits
+                pass
             return cls(name, None, hello)
         return cls(name, process, hello)
 
@@ -88,8 +111,10 @@ class Worker:
     def stop(self) -> None:
         if self.process is not None:
             assert self.process.stdin is not None
+            assert self.process.stdout is not None
             self.process.stdin.close()
             self.process.wait(timeout=30)
+            self.process.stdout.close()
 
 
 @dataclass
@@ -124,32 +149,40 @@ def _rotated(items: Sequence[str], by: int) -> list[str]:
     return [*items[k:], *items[:k]]
 
 
-class _Progress:
-    def __init__(self, total: int, emit: Callable[[str], None]) -> None:
-        self.total, self.done, self.emit = total, 0, emit
+class _Counter:
+    def __init__(self, total: int, progress: Progress) -> None:
+        self.total, self.done, self.progress = total, 0, progress
+        progress.update(0, total=total)
+
+    def starting(self, record: dict[str, Any]) -> None:
+        self.progress.update(self.done, " ".join(_case(record).split()))
 
     def record(self, record: dict[str, Any]) -> None:
         self.done += 1
-        self.emit(_progress_line(self.done, self.total, record))
+        self.progress.update(self.done)
+        self.progress.line(_progress_line(self.done, self.total, record))
 
 
-def run(settings: Settings, progress: Callable[[str], None]) -> Results:
+def run(settings: Settings, progress: Progress) -> Results:
     """Measure every implementation at every point of every metric and transport."""
     results = Results(settings, load_before=os.getloadavg())
     plan = []
     for transport in settings.transports:
-        workers = [Worker.start(n, transport) for n in settings.implementations[transport]]
+        names = settings.implementations[transport]
+        progress.update(0, f"{transport}: starting {', '.join(names)}")
+        workers = [Worker.start(n, transport) for n in names]
         results.implementations[transport] = {w.name: w.hello for w in workers}
         for worker in workers:
             if not worker.available:
-                progress(f"{transport} {worker.name}: UNAVAILABLE ({worker.hello.get('reason')})")
+                why = worker.hello.get("reason")
+                progress.line(f"{transport} {worker.name}: UNAVAILABLE ({why})")
         plan.append((transport, [w for w in workers if w.available]))
     total = len(settings.eras) * sum(
         settings.repeats * len(settings.points(t, m)) * len([w for w in live if w.measures(m)])
         for t, live in plan
         for m in settings.metrics
     )
-    counter = _Progress(total, progress)
+    counter = _Counter(total, progress)
     try:
         for transport, live in plan:
             for era in settings.eras:
@@ -173,13 +206,23 @@ def _measure(
     metric: str,
     live: list[Worker],
     results: Results,
-    counter: _Progress,
+    counter: _Counter,
 ) -> None:
     transport, era = where
     by_name = {w.name: w for w in live if w.measures(metric)}
     for repeat in range(settings.repeats):
         for point in settings.points(transport, metric):
             for name in _rotated(list(by_name), repeat):
+                case = {
+                    "implementation": name,
+                    "transport": transport,
+                    "era": era,
+                    **({"era_free": True} if name in ERA_FREE else {}),
+                    "metric": metric,
+                    "concurrency": point,
+                    "repeat": repeat,
+                }
+                counter.starting(case)
                 command = settings.command(transport, metric, point, era)
                 if metric == "parked":  # a fresh process: its memory is the run's alone
                     fresh = Worker.start(name, transport)
@@ -190,13 +233,7 @@ def _measure(
                 else:
                     answer = by_name[name].ask(command)
                 record = {
-                    "implementation": name,
-                    "transport": transport,
-                    "era": era,
-                    **({"era_free": True} if name in ERA_FREE else {}),
-                    "metric": metric,
-                    "concurrency": point,
-                    "repeat": repeat,
+                    **case,
                     **({"sample": answer["sample"]} if answer.get("ok") else {}),
                     **({} if answer.get("ok") else {"error": answer.get("error")}),
                 }
@@ -204,11 +241,15 @@ def _measure(
                 counter.record(record)
 
 
-def _progress_line(done: int, total: int, record: dict[str, Any]) -> str:
-    head = (
-        f"[{done:>3}/{total}] {record['transport']:<6} {record['era']:<9} {record['metric']:<10} "
+def _case(record: dict[str, Any]) -> str:
+    return (
+        f"{record['transport']:<6} {record['era']:<9} {record['metric']:<10} "
         f"r{record['repeat']} {record['implementation']:<16} x{record['concurrency']:<5}"
     )
+
+
+def _progress_line(done: int, total: int, record: dict[str, Any]) -> str:
+    head = f"[{done:>3}/{total}] {_case(record)}"
     if "error" in record:
         return f"{head} ERROR {record['error']}"
     sample = record["sample"]

@@ -7,6 +7,8 @@ from typing import Any
 
 from trimcp.bench import add_arguments, run
 
+from ._progress import progress
+
 __all__ = ["add_bench"]
 
 
@@ -19,4 +21,9 @@ def add_bench(commands: Any) -> None:
         "request, cancellation latency and sampling fan-out, per transport.",
     )
     add_arguments(bench)
-    bench.set_defaults(func=run)
+    bench.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Benchmark with live progress on a terminal (rich), a line per case otherwise."""
+    return run(args, progress("bench"))

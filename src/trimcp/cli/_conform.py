@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._progress import progress
+
 __all__ = ["add_parser"]
 
 EXIT_FAILED = 1
@@ -106,20 +108,24 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"unknown revisions {sorted(unknown)}")
     print(f"conform: {target.describe()}", file=sys.stderr)
 
-    def progress(n: int) -> None:
-        if n % 10 == 0:
-            print(f"conform: {n} sessions run", file=sys.stderr, flush=True)
+    with progress("conform", total=args.max_examples) as shown:
 
-    report = testing.run_conformance(
-        target,
-        max_examples=args.max_examples,
-        max_seconds=args.max_seconds,
-        steps=args.steps,
-        options=options,
-        versions=versions,
-        shrink=not args.no_shrink,
-        on_example=progress,
-    )
+        def started(n: int) -> None:
+            shown.update(n - 1, f"session {n}")
+            if n % 10 == 0:
+                shown.line(f"conform: {n} sessions run", plain_only=True)
+
+        report = testing.run_conformance(
+            target,
+            max_examples=args.max_examples,
+            max_seconds=args.max_seconds,
+            steps=args.steps,
+            options=options,
+            versions=versions,
+            shrink=not args.no_shrink,
+            on_example=started,
+        )
+        shown.update(report.examples, f"{len(report.failures)} failed")
     print(f"conform: {report.examples} sessions in {report.seconds:.1f} s", file=sys.stderr)
     for failure in report.failures:
         path = args.out / f"{failure.property}.json"

@@ -56,7 +56,7 @@ from trimcp.protocol import (
     tasks_required_by,
     ui_client_capability,
 )
-from trimcp.transports import ClientTransport
+from trimcp.transports import ClientTransport, TransportKind, transport_kind
 from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, Message
 
 from ._apps import AppCalls
@@ -67,6 +67,7 @@ from ._era import DEFAULT_DISCOVER_TIMEOUT, EraChoice, EraState, client_middlewa
 from ._listen import ListenCalls, Listeners
 from ._mrtr import DEFAULT_MAX_INPUT_ROUNDS, InputRounds
 from ._output import OutputSchemas, ToolsChangedHandler, add_tool_handlers
+from ._pages import all_pages
 from ._resources import (
     ResourceCalls,
     ResourcesChangedHandler,
@@ -89,8 +90,6 @@ __all__ = [
 ElicitationHandler = Callable[[HandlerContext, ElicitParams], Awaitable[ElicitResult]]
 LoggingHandler = Callable[[LoggingMessageParams], Awaitable[None]]
 
-#: Pages ``list_all_tools`` follows before deciding the server's cursors loop.
-MAX_PAGES = 10_000
 #: The log level a client with ``on_log`` asks for until ``set_logging_level``: all.
 DEFAULT_LOG_LEVEL = "debug"
 
@@ -140,6 +139,13 @@ class Client(ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls):
         return self.session.state.protocol_version
 
     @property
+    def transport_kind(self) -> TransportKind | None:
+        """The transport in use: ``"streamable-http"``, ``"http+sse"`` (a 2024-11-05 server,
+        by ``legacy_sse`` or the fallback), ``"stdio"``, ``"websocket"`` or ``"memory"``;
+        ``None`` for a channel of a custom transport."""
+        return transport_kind(self.session.channel)
+
+    @property
     def server_info(self) -> Implementation | None:
         return self.session.state.server_info
 
@@ -184,16 +190,9 @@ class Client(ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls):
 
     async def list_all_tools(self) -> list[Tool]:
         """Every tool, following ``nextCursor`` across all pages."""
-        tools: list[Tool] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            page = await self.list_tools(cursor)
-            tools.extend(page.tools)
-            if not page.next_cursor or page.next_cursor == cursor:
-                self.output_schemas.complete = True
-                return tools
-            cursor = page.next_cursor
-        raise McpError(INVALID_PARAMS, f"tools/list returned more than {MAX_PAGES} pages")
+        tools = await all_pages("tools/list", self.list_tools, lambda page: page.tools)
+        self.output_schemas.complete = True
+        return tools
 
     async def call_tool(
         self,
@@ -268,15 +267,7 @@ class Client(ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls):
 
     async def list_all_prompts(self) -> list[Prompt]:
         """Every prompt, following ``nextCursor`` across all pages."""
-        prompts: list[Prompt] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            page = await self.list_prompts(cursor)
-            prompts.extend(page.prompts)
-            if not page.next_cursor or page.next_cursor == cursor:
-                return prompts
-            cursor = page.next_cursor
-        raise McpError(INVALID_PARAMS, f"prompts/list returned more than {MAX_PAGES} pages")
+        return await all_pages("prompts/list", self.list_prompts, lambda page: page.prompts)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None

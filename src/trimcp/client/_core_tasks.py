@@ -45,6 +45,8 @@ from trimcp.protocol import (
 )
 from trimcp.wire import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 
+from ._pages import all_pages
+
 __all__ = [
     "MAX_POLL",
     "MAX_POLLS",
@@ -63,8 +65,6 @@ MAX_POLLS: Final = 100_000
 """Bound on the ``tasks/get`` polls of one task wait."""
 MAX_WATCHED_TASKS: Final = 1024
 """Tasks whose status notifications one client keeps at once (those being waited on)."""
-MAX_PAGES: Final = 10_000
-"""Pages :meth:`CoreTaskCalls.list_all` follows before deciding the cursors loop."""
 
 
 class TaskCancelledError(Exception):
@@ -201,15 +201,7 @@ class CoreTaskCalls:
 
     async def list_all(self) -> builtins.list[CoreTask]:
         """Every task this client may see, following ``nextCursor``."""
-        tasks: builtins.list[CoreTask] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            page = await self.list(cursor)
-            tasks.extend(page.tasks)
-            if not page.next_cursor or page.next_cursor == cursor:
-                return tasks
-            cursor = page.next_cursor
-        raise McpError(INVALID_PARAMS, f"tasks/list returned more than {MAX_PAGES} pages")
+        return await all_pages("tasks/list", self.list, lambda page: page.tasks)
 
     async def cancel(self, task_id: str) -> CoreTask:
         """Ask the server to stop the task (``tasks/cancel``); the task as it now is.

@@ -23,10 +23,11 @@ from trimcp.protocol import (
     ResourceTemplate,
     ResourceUpdatedParams,
 )
-from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
+from trimcp.wire import METHOD_NOT_FOUND
 
 from ._era import EraState
 from ._mrtr import InputRounds
+from ._pages import all_pages
 
 __all__ = [
     "ResourceCalls",
@@ -37,9 +38,6 @@ __all__ = [
 
 ResourceUpdatedHandler = Callable[[ResourceUpdatedParams], Awaitable[None]]
 ResourcesChangedHandler = Callable[[], Awaitable[None]]
-
-#: Pages the ``list_all_*`` calls follow before deciding the server's cursors loop.
-_MAX_PAGES = 10_000
 
 
 class ResourceCalls:
@@ -73,15 +71,7 @@ class ResourceCalls:
 
     async def list_all_resources(self) -> list[Resource]:
         """Every resource, following ``nextCursor`` across all pages."""
-        found: list[Resource] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            page = await self.list_resources(cursor)
-            found.extend(page.resources)
-            if not page.next_cursor or page.next_cursor == cursor:
-                return found
-            cursor = page.next_cursor
-        raise McpError(INVALID_PARAMS, f"resources/list returned more than {_MAX_PAGES} pages")
+        return await all_pages("resources/list", self.list_resources, lambda p: p.resources)
 
     async def list_resource_templates(
         self, cursor: str | None = None
@@ -92,16 +82,10 @@ class ResourceCalls:
 
     async def list_all_resource_templates(self) -> list[ResourceTemplate]:
         """Every resource template, following ``nextCursor`` across all pages."""
-        found: list[ResourceTemplate] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            page = await self.list_resource_templates(cursor)
-            found.extend(page.resource_templates)
-            if not page.next_cursor or page.next_cursor == cursor:
-                return found
-            cursor = page.next_cursor
-        raise McpError(
-            INVALID_PARAMS, f"resources/templates/list returned more than {_MAX_PAGES} pages"
+        return await all_pages(
+            "resources/templates/list",
+            self.list_resource_templates,
+            lambda page: page.resource_templates,
         )
 
     async def read_resource(self, uri: str) -> ReadResourceResult:

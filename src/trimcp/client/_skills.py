@@ -47,13 +47,12 @@ from trimcp.protocol import (
     same_json,
     sha256_digest,
 )
-from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
+from trimcp.wire import METHOD_NOT_FOUND
 
 from ._mrtr import InputRounds
+from ._pages import all_pages
 
 __all__ = ["DirectoryPage", "LoadedSkill", "SkillCalls", "SkillList", "SkillVerificationError"]
-
-_MAX_PAGES = 10_000
 
 
 class SkillVerificationError(Exception):
@@ -179,15 +178,7 @@ class SkillCalls:
     async def list_all_skills(self) -> list[SkillEntry]:
         """Every valid entry, following ``nextCursor`` (an empty list proves nothing:
         servers may list only some of their skills)."""
-        found: list[SkillEntry] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            page = await self.list_skills(cursor)
-            found.extend(page.skills)
-            if not page.next_cursor or page.next_cursor == cursor:
-                return found
-            cursor = page.next_cursor
-        raise McpError(INVALID_PARAMS, f"skills/list returned more than {_MAX_PAGES} pages")
+        return await all_pages("skills/list", self.list_skills, lambda page: page.skills)
 
     async def get_skill(self, uri: str) -> SkillEntry:
         """The current entry of the skill whose ``SKILL.md`` is at ``uri``

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from trimcp.nursery import Session
+from trimcp.transports import TransportKind, transport_kind
 
 __all__ = [
     "ERA",
@@ -64,17 +65,18 @@ def describe_request(method: str, params: Any) -> tuple[str, dict[str, Any]]:
     return name, attributes
 
 
+_NETWORK: Final[dict[TransportKind | None, dict[str, Any]]] = {
+    "websocket": {NETWORK_TRANSPORT: "tcp", NETWORK_PROTOCOL: "websocket"},
+    "streamable-http": {NETWORK_TRANSPORT: "tcp", NETWORK_PROTOCOL: "http"},
+    "http+sse": {NETWORK_TRANSPORT: "tcp", NETWORK_PROTOCOL: "http"},
+    "stdio": {NETWORK_TRANSPORT: "pipe"},
+}
+
+
 def transport_attributes(session: Session) -> dict[str, Any]:
     """``network.*`` and ``mcp.session.id`` for the transport ``session`` runs over."""
     channel = session.channel
-    module = type(channel).__module__
-    attributes: dict[str, Any] = {}
-    if ".websocket" in module or "_h11_websocket" in module:
-        attributes = {NETWORK_TRANSPORT: "tcp", NETWORK_PROTOCOL: "websocket"}
-    elif ".http" in module:
-        attributes = {NETWORK_TRANSPORT: "tcp", NETWORK_PROTOCOL: "http"}
-    elif module.endswith(("_stdio", "_stream")):
-        attributes = {NETWORK_TRANSPORT: "pipe"}
+    attributes = dict(_NETWORK.get(transport_kind(channel), {}))
     session_id = getattr(channel, "session_id", None)
     if isinstance(session_id, str):
         attributes[SESSION_ID] = session_id

@@ -1,6 +1,8 @@
 """Trio I/O around the wire layer: memory pairs, byte streams and stdio."""
 
 from ._base import ClientTransport as ClientTransport
+from ._kind import TransportKind as TransportKind
+from ._kind import transport_kind as transport_kind
 from ._memory import DEFAULT_MEMORY_BUFFER as DEFAULT_MEMORY_BUFFER
 from ._memory import MemoryChannel as MemoryChannel
 from ._memory import memory_channel_pair as memory_channel_pair
@@ -24,6 +26,7 @@ __all__ = [
     "StdioCommand",
     "StreamChannel",
     "StreamableHttp",
+    "TransportKind",
     "WebSocketLimits",
     "WebSocketTransport",
     "legacy_sse",
@@ -31,5 +34,6 @@ __all__ = [
     "open_stdio_channel",
     "stdio_command",
     "streamable_http",
+    "transport_kind",
     "websocket",
 ]
