@@ -23,6 +23,7 @@ from trimcp.dispatch import McpError, Middlewares, ProgressCallback, Registry
 from trimcp.nursery import (
     Event,
     HandlerContext,
+    NoPublicConstructor,
     Role,
     Session,
     SessionLimits,
@@ -95,8 +96,15 @@ DEFAULT_LOG_LEVEL = "debug"
 
 
 @final
-class Client(ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls):
-    """A connected, initialized MCP client. Made by :func:`open_client`."""
+class Client(
+    ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls, metaclass=NoPublicConstructor
+):
+    """A connected, initialized MCP client.
+
+    Made by :func:`open_client`; calling the class raises :class:`TypeError`.
+    """
+
+    __trimcp_factory__ = "trimcp.open_client()"
 
     def __init__(
         self,
@@ -467,7 +475,7 @@ async def open_client(
             )
             if not stateless:
                 await _initialize(session, info, capabilities, protocol_version)
-            yield Client(
+            yield Client._create(
                 session,
                 output_schemas,
                 era=era_state,
