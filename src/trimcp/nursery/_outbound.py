@@ -5,7 +5,7 @@ mixin holds the outbound side so that each file stays one concern.
 
 A request takes an id and a waiter from the :class:`~trimcp.dispatch.PendingTable` and
 waits in the caller's task under a timeout scope. Each progress notification for it
-pushes the deadline back (up to ``max_request_timeout``) and is queued in the call's
+restarts the caller's wait (up to ``max_request_timeout`` in all) and is queued in the call's
 :class:`~trimcp.nursery._callbacks.ProgressInbox`, where the waiting caller runs its
 ``on_progress``: off the reader, in order, every one before the result; the other
 notification callbacks of what arrived before the answer have run too
@@ -93,8 +93,8 @@ class OutboundRequests:
 
         Args:
           timeout: seconds to wait (default: the session's ``request_timeout``); each
-            progress notification for this request restarts it, up to
-            ``max_request_timeout`` in total.
+            progress notification for this request restarts that same wait, up to
+            ``max_request_timeout`` in total (or ``timeout``, if it is longer).
           on_progress: called as ``await on_progress(progress, total, message)`` for each
             progress notification, in this task, in order, all before the result is
             returned; giving it adds a ``progressToken`` to ``_meta``.
@@ -119,6 +119,7 @@ class OutboundRequests:
             try:
                 with trio.CancelScope(deadline=now + wait) as timeout_scope:
                     call.timeout_scope = timeout_scope
+                    call.restart = wait
                     call.hard_deadline = hard_deadline
                     try:
                         await self._send_chain(
@@ -198,9 +199,9 @@ class OutboundRequests:
         if inbox is None or not isinstance(progress, int | float):
             return
         call = self._pending.get(token)
-        if call is not None and call.timeout_scope is not None:
-            wait = self.limits.request_timeout
-            call.timeout_scope.deadline = min(trio.current_time() + wait, call.hard_deadline)
+        if call is not None and call.timeout_scope is not None:  # the caller's wait restarts
+            deadline = trio.current_time() + call.restart
+            call.timeout_scope.deadline = min(deadline, call.hard_deadline)
         total = params.get("total")
         message = params.get("message")
         inbox.push(
