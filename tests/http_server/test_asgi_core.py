@@ -8,7 +8,7 @@ import re
 
 import trio
 
-from ._asgi import AsgiClient, rpc, running
+from ._asgi import INIT_PARAMS, AsgiClient, rpc, running
 from ._fixture import make_server
 
 
@@ -178,6 +178,29 @@ async def test_delete_cancels_running_requests() -> None:
             await server.test_state["slow_done"].wait()
             await call.complete.wait()
         assert call.status == 404
+        # The request ended with the session: its error names it.
+        assert call.json["id"] == 7
+        assert call.json["error"]["code"] == -32001
+
+
+async def test_delete_answers_each_request_of_a_batch_by_its_id() -> None:
+    server = make_server()
+    async with running(server) as client:
+        await client.initialize({**INIT_PARAMS, "protocolVersion": "2025-03-26"})
+        assert client.version == "2025-03-26"  # the revision with JSON-RPC batches
+        batch = (
+            b"["
+            + b",".join(rpc(n, "tools/call", {"name": "wait_release"}) for n in ("a", "b"))
+            + b"]"
+        )
+        call = client.start("POST", batch, client.headers())
+        await trio.testing.wait_all_tasks_blocked()
+        reply = await client.request("DELETE", b"", client.headers())
+        assert reply.status == 200
+        with trio.fail_after(5):
+            await call.complete.wait()
+        assert call.status == 404
+        assert [(m["id"], m["error"]["code"]) for m in call.json] == [("a", -32001), ("b", -32001)]
 
 
 async def test_sampling_goes_on_the_requests_stream_and_the_answer_is_posted() -> None:
