@@ -57,3 +57,31 @@ async def test_server_ignoring_sigterm_is_killed(tmp_path: os.PathLike[str]) -> 
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # gone and reaped
     assert 3.5 < took < 6.0
+
+
+async def test_a_server_writing_while_it_shuts_down_is_read_to_the_end(
+    tmp_path: os.PathLike[str],
+) -> None:
+    """Leaving the block closes the child's stdin only: its stdout is read until it ends,
+    so what the server writes during its shutdown never meets a closed pipe."""
+    report = os.path.join(tmp_path, "report")
+    with trio.fail_after(10):
+        async with trimcp.open_client(fake("write-at-exit", report), era="handshake") as client:
+            await client.ping()
+            start = trio.current_time()
+        took = trio.current_time() - start
+    assert await trio.Path(report).read_text() == "written"
+    assert took < 1.5  # it exited by itself: no SIGTERM was needed
+
+
+async def test_a_server_that_closes_its_input_fails_the_next_call_at_once() -> None:
+    """The write fails (EPIPE): the channel ends its reading too, though the child's
+    stdout is still open, and the call fails instead of waiting for its timeout."""
+    with trio.fail_after(10):
+        async with trimcp.open_client(fake("close-stdin"), era="handshake") as client:
+            await client.ping()
+            start = trio.current_time()
+            with pytest.raises(trimcp.ConnectionClosedError):
+                await client.call_tool("anything", {})
+            assert trio.current_time() - start < 1.0
+            assert client.session.pending == 0
