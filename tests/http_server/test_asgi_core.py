@@ -258,6 +258,32 @@ async def test_elicitation_over_the_requests_stream() -> None:
         assert call.messages[-1]["result"]["content"][0]["text"] == "accept: {'name': 'Ada'}"
 
 
+async def test_cancelling_a_call_cancels_its_reverse_call_on_the_same_stream() -> None:
+    """Invariant 4 over Streamable HTTP: the stream of a cancelled call stays open until
+    the server has sent ``notifications/cancelled`` for the elicitation it made."""
+    async with running(make_server()) as client:
+        await client.initialize()
+        call = client.start("POST", rpc(4, "tools/call", {"name": "form"}), client.headers())
+        with trio.fail_after(5):
+            (request,) = await call.wait_message(1)
+        assert request["method"] == "elicitation/create"
+        cancel = await client.post(rpc(None, "notifications/cancelled", {"requestId": 4}))
+        assert cancel.status == 202
+        with trio.fail_after(5):
+            await call.complete.wait()
+        assert call.status == 200
+        assert call.messages == [
+            request,
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": request["id"]},
+            },
+        ]
+        (channel,) = client.app.manager._scopes
+        assert not channel.in_flight(4)
+
+
 async def test_cancelled_request_gets_no_result_and_stream_ends() -> None:
     server = make_server()
     async with running(server) as client:
