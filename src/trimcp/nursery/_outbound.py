@@ -88,6 +88,7 @@ class OutboundRequests:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         related: RequestId | None = None,
+        announce_cancel: bool = True,
     ) -> dict[str, Any]:
         """Send a request and wait for its result.
 
@@ -99,6 +100,10 @@ class OutboundRequests:
             progress notification, in this task, in order, all before the result is
             returned; giving it adds a ``progressToken`` to ``_meta``.
           related: the inbound request this one is made for (reverse calls).
+          announce_cancel: ``False`` for a request made before the handshake (the era
+            probe): a peer of the handshake era expects nothing but ``initialize`` and
+            pings then, so giving it up sends no ``notifications/cancelled``
+            (``initialize`` itself is never followed by one either).
 
         Raises:
           McpError: the peer answered with an error.
@@ -133,7 +138,8 @@ class OutboundRequests:
                     else:
                         result = await self._wait_reporting(call, inbox)
             finally:
-                if sent and method != "initialize" and (not call.done or self._abandoned(call)):
+                announce = announce_cancel and method != "initialize"
+                if sent and announce and (not call.done or self._abandoned(call)):
                     await self._send_cancel(call.id, related)
             if timeout_scope.cancelled_caught:
                 raise RequestTimeoutError(f"{method} got no answer within {wait:g} s")
