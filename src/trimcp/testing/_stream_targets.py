@@ -1,10 +1,11 @@
 """Targets over a byte stream: a trimcp Server in-process, or any command over stdio.
 
-Both speak NDJSON: one frame per line. The in-process target serves a
-:class:`trimcp.server.Server` over a Trio memory stream pair in the same run (so a test
-can use a virtual clock); the stdio target starts the command as a child process, and
-closing the connection closes its stdin and waits for it to exit, as the stdio
-transport's shutdown sequence says.
+Both speak NDJSON: one frame per line, written whole: the session's main task and its
+drain (answering the server's requests) may send at once, so a lock serialises them.
+The in-process target serves a :class:`trimcp.server.Server` over a Trio memory stream
+pair in the same run (so a test can use a virtual clock); the stdio target starts the
+command as a child process, and closing the connection closes its stdin and waits for
+it to exit, as the stdio transport's shutdown sequence says.
 """
 
 from __future__ import annotations
@@ -51,10 +52,12 @@ class _MemoryConnection:
         self._stream = stream
         self.state: dict[str, str] = {}
         self.served = trio.Event()
+        self._sending = trio.Lock()
 
     async def send(self, data: bytes, index: int) -> None:
         try:
-            await self._stream.send_all(data + b"\n")
+            async with self._sending:
+                await self._stream.send_all(data + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self.state.setdefault("dead", "the server closed its input")
 
@@ -113,11 +116,13 @@ class _StdioConnection:
         self.process = process
         self.state: dict[str, str] = {}
         self.stderr = bytearray()
+        self._sending = trio.Lock()
 
     async def send(self, data: bytes, index: int) -> None:
         assert self.process.stdin is not None
         try:
-            await self.process.stdin.send_all(data + b"\n")
+            async with self._sending:
+                await self.process.stdin.send_all(data + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self.state.setdefault("dead", "the server closed its input")
 
