@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import trio
 
-from ._asgi import INIT_PARAMS, AsgiClient, rpc, running
+from ._asgi import INIT_PARAMS, AsgiClient, Exchange, rpc, running
 from ._fixture import make_server
 
 
@@ -240,13 +241,19 @@ async def test_sampling_goes_on_the_requests_stream_and_the_answer_is_posted() -
         assert result["result"]["content"][0]["text"] == "model said: hi there"
 
 
+async def _elicitation_of_form(client: AsgiClient) -> tuple[Exchange, Any]:
+    """Initialize, call ``form`` (id 4) and read the elicitation it makes."""
+    await client.initialize()
+    call = client.start("POST", rpc(4, "tools/call", {"name": "form"}), client.headers())
+    with trio.fail_after(5):
+        (request,) = await call.wait_message(1)
+    assert request["method"] == "elicitation/create"
+    return call, request
+
+
 async def test_elicitation_over_the_requests_stream() -> None:
     async with running(make_server()) as client:
-        await client.initialize()
-        call = client.start("POST", rpc(4, "tools/call", {"name": "form"}), client.headers())
-        with trio.fail_after(5):
-            (request,) = await call.wait_message(1)
-        assert request["method"] == "elicitation/create"
+        call, request = await _elicitation_of_form(client)
         answer = {
             "jsonrpc": "2.0",
             "id": request["id"],
@@ -262,11 +269,7 @@ async def test_cancelling_a_call_cancels_its_reverse_call_on_the_same_stream() -
     """Invariant 4 over Streamable HTTP: the stream of a cancelled call stays open until
     the server has sent ``notifications/cancelled`` for the elicitation it made."""
     async with running(make_server()) as client:
-        await client.initialize()
-        call = client.start("POST", rpc(4, "tools/call", {"name": "form"}), client.headers())
-        with trio.fail_after(5):
-            (request,) = await call.wait_message(1)
-        assert request["method"] == "elicitation/create"
+        call, request = await _elicitation_of_form(client)
         cancel = await client.post(rpc(None, "notifications/cancelled", {"requestId": 4}))
         assert cancel.status == 202
         with trio.fail_after(5):

@@ -22,12 +22,7 @@ async def test_trimcp_client_against_serve_http(engine: str) -> None:
 
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
-            port = await nursery.start(
-                lambda task_status: trimcp.serve_http(
-                    server, port=0, engine=engine, task_status=task_status
-                )
-            )
-            transport = trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp")
+            transport = await _serve(nursery, server, engine)
             async with trimcp.open_client(transport, sampling=sampling, era="handshake") as client:
                 echo = await client.call_tool("echo", {"text": "hi"})
                 assert echo.content[0].text == "hi"  # type: ignore[union-attr]
@@ -61,12 +56,7 @@ async def test_cancelling_a_call_closes_the_clients_elicitation_form(engine: str
 
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
-            port = await nursery.start(
-                lambda task_status: trimcp.serve_http(
-                    server, port=0, engine=engine, task_status=task_status
-                )
-            )
-            transport = trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp")
+            transport = await _serve(nursery, server, engine)
             async with trimcp.open_client(
                 transport, elicitation=elicitation, era="handshake"
             ) as client:
@@ -82,3 +72,15 @@ async def test_cancelling_a_call_closes_the_clients_elicitation_form(engine: str
 async def _cancel_when(event: trio.Event, scope: trio.CancelScope) -> None:
     await event.wait()
     scope.cancel()
+
+
+async def _serve(
+    nursery: trio.Nursery, server: trimcp.Server, engine: str
+) -> trimcp.transports.StreamableHttp:
+    """``serve_http`` on 127.0.0.1 in ``nursery``; a client transport to it."""
+    port = await nursery.start(
+        lambda task_status: trimcp.serve_http(
+            server, port=0, engine=engine, task_status=task_status
+        )
+    )
+    return trimcp.streamable_http(f"http://127.0.0.1:{port}/mcp")

@@ -4,7 +4,6 @@ back (no output yet) counts as sent once written. On 127.0.0.1 only."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,8 @@ import pytest
 
 from trimcp.testing import HttpTarget, Options, replay
 from trimcp.testing._frames import Expect, Frame, dumps
+
+from ._http_child import served_over_http
 
 SERVE = [
     sys.executable,
@@ -27,17 +28,8 @@ OPEN = {"op": "open", "version": "2025-11-25", "capabilities": {}, "answers": "r
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    process = subprocess.Popen([*SERVE, "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()  # blocks until the server prints its URL
-        assert "http://127.0.0.1:" in line, line
-        yield line.rsplit(" ", 1)[-1].strip()
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        if process.stderr is not None:
-            process.stderr.close()
+    with served_over_http(Path(__file__).parent / "slow_http_server.py") as served:
+        yield served
 
 
 def _call(tool: str, count: str = "one") -> tuple[dict[str, Any], int]:

@@ -8,6 +8,8 @@ succeeds when every gap stays shorter than that. Virtual time: the clock jumps.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import trio
 import trio.testing
@@ -17,7 +19,7 @@ from hypothesis import strategies as st
 from trimcp import RequestTimeoutError, SessionLimits
 from trimcp.dispatch import Registry
 from trimcp.nursery import Role
-from trimcp.wire import Notification, Request, Response
+from trimcp.wire import Notification, Response
 
 from ..core._support import raw_session
 
@@ -54,30 +56,31 @@ def _expected(timeout: float, gaps: list[float], final: float) -> float | None:
     return None
 
 
+async def _ignore(progress: float, total: float | None, message: str | None) -> None:
+    pass
+
+
+async def _answer_late(peer: Any, gaps: list[float], final: float) -> None:
+    """Report progress after each of ``gaps``, then answer after ``final``."""
+    request = await peer.receive()
+    token = request.params["_meta"]["progressToken"]
+    for n, gap in enumerate(gaps):
+        await trio.sleep(gap)
+        params = {"progressToken": token, "progress": n}
+        await peer.send(Notification(method="notifications/progress", params=params))
+    await trio.sleep(final)
+    await peer.send(Response(id=request.id, result={}))
+
+
 async def _run(timeout: float, gaps: list[float], final: float) -> tuple[bool, float]:
     limits = SessionLimits(max_request_timeout=CAP)
     async with raw_session(Registry(), role=Role.CLIENT, limits=limits) as (peer, session):
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            pass
-
-        async def serve() -> None:
-            request = await peer.receive()
-            assert isinstance(request, Request)
-            token = request.params["_meta"]["progressToken"]  # type: ignore[index]
-            for n, gap in enumerate(gaps):
-                await trio.sleep(gap)
-                params = {"progressToken": token, "progress": n}
-                await peer.send(Notification(method="notifications/progress", params=params))
-            await trio.sleep(final)
-            await peer.send(Response(id=request.id, result={}))
-
         start = trio.current_time()
         answered = True
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(serve)
+            nursery.start_soon(_answer_late, peer, gaps, final)
             try:
-                await session.request("work", timeout=timeout, on_progress=on_progress)
+                await session.request("work", timeout=timeout, on_progress=_ignore)
             except RequestTimeoutError:
                 answered = False
             elapsed = trio.current_time() - start
