@@ -136,3 +136,19 @@ def test_a_bad_tool_timeout_is_a_usage_error(
 ) -> None:
     assert main(["conform", "--tool-timeout", value, "--", "x"]) == 2
     assert "NAME=SECONDS" in capsys.readouterr().err
+
+
+def test_a_server_may_answer_what_it_read_before_its_session_ends() -> None:
+    """Closing the client's side while a call runs: the server may finish and answer it
+    within its grace (here 8 s) before the session ends; that is no disconnect failure."""
+    server = _server()
+    server.limits = trimcp.SessionLimits(eof_grace=8)
+    message = {
+        "jsonrpc": "2.0",
+        "id": 100,
+        "method": "tools/call",
+        "params": {"name": "quiet", "arguments": {"seconds": 7}},
+    }
+    frame = Frame(dumps(message), "valid", Expect("at-most-one", (100,), method="tools/call"))
+    steps = [OPEN, {"op": "send", "frame": frame.to_json(), "token": None}, {"op": "close"}]
+    assert replay(MemoryTarget(server), steps) is None

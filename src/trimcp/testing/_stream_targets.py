@@ -29,6 +29,9 @@ __all__ = ["MAX_LINE", "MemoryTarget", "StdioTarget"]
 MAX_LINE = 10 << 20
 #: Bytes of the child's stderr kept for reports.
 STDERR_TAIL = 16 << 10
+#: Seconds a server may take to end its session once the client closed its side: it
+#: may first finish and answer the requests it had read (trimcp's grace is 5 s).
+CLOSE_GRACE = 10.0
 
 
 async def _read_lines(stream: trio.abc.ReceiveStream, inbox: Inbox, state: dict[str, str]) -> None:
@@ -76,10 +79,10 @@ class _MemoryConnection:
     async def close(self) -> str | None:
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
             await self._stream.send_stream.aclose()
-        with trio.move_on_after(5):
+        with trio.move_on_after(CLOSE_GRACE):
             await self.served.wait()
             return None
-        return "the session did not end within 5 s of the client closing its side"
+        return f"the session did not end within {CLOSE_GRACE:g} s of the client closing its side"
 
 
 class MemoryTarget:
@@ -149,10 +152,10 @@ class _StdioConnection:
         problem = None
         with trio.CancelScope(shield=True):
             await self.process.stdin.aclose()
-            with trio.move_on_after(5) as waiting:
+            with trio.move_on_after(CLOSE_GRACE) as waiting:
                 await self.process.wait()
             if waiting.cancelled_caught:
-                problem = "the server did not exit within 5 s of its stdin closing"
+                problem = f"the server did not exit within {CLOSE_GRACE:g} s of its stdin closing"
                 self.process.kill()
             await self.process.wait()
             await self._close_pipes()
