@@ -143,9 +143,9 @@ class TaskRunner:
     # -- tools/call ----------------------------------------------------------------------
     def handles(self, params: Any) -> bool:
         """Whether this ``tools/call`` names a task-capable tool, or asks for a task."""
-        if not isinstance(params, dict):
-            return False
-        name = params.get("name")
+        name = params.get("name") if isinstance(params, dict) else None
+        if not isinstance(name, str):
+            return False  # malformed: tools/call itself says so (-32602)
         # a removed tool is unknown
         return (name in self._support or "task" in params) and name in self.tools
 
