@@ -482,10 +482,31 @@ async def greet(name: str) -> str:
     return f"Hello, {name}!"
 
 
-@server.tool(task_support="optional")
-async def slow_compute(seconds: float = 0, label: str = "") -> str:
-    """Sleeps for `seconds`, then reports the label (a task when the client allows)."""
-    await trio.sleep(seconds)
+#: The longest `slow_compute` may be asked to work (the tasks scenarios ask for 60 s).
+SLOW_COMPUTE_MAX = 60
+
+
+@server.tool(
+    task_support="optional",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "seconds": {"type": "number", "minimum": 0, "maximum": SLOW_COMPUTE_MAX, "default": 0},
+            "label": {"type": "string", "default": ""},
+        },
+    },
+)
+async def slow_compute(ctx: trimcp.ToolContext, seconds: float = 0, label: str = "") -> str:
+    """Works for `seconds` (0 to 60), reporting progress each second, then reports the
+    label (a task when the client allows)."""
+    if not 0 <= seconds <= SLOW_COMPUTE_MAX:
+        raise trimcp.ToolError(f"seconds must be between 0 and {SLOW_COMPUTE_MAX}")
+    done = 0.0
+    while done < seconds:
+        step = min(1.0, seconds - done)
+        await trio.sleep(step)
+        done += step
+        await ctx.report_progress(done, seconds)
     return f"Computed {label or 'result'} after {seconds:g} s"
 
 

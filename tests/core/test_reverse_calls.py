@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import attrs
+import pytest
 import trio
 
 from trimcp import (
@@ -14,6 +15,7 @@ from trimcp import (
     CreateMessageResult,
     ElicitParams,
     ElicitResult,
+    McpError,
     Root,
     Server,
     SessionLimits,
@@ -199,8 +201,29 @@ async def test_reverse_calls_without_the_client_capability_raise_capability_erro
 
     async with open_client(server.in_memory(), era="handshake") as client:
         result = await client.call_tool("ask")
-    assert result.content[0].text == "sampling:-32601,elicitation:-32601,roots:-32601"  # type: ignore[union-attr]
+    assert result.content[0].text == "sampling:-32021,elicitation:-32021,roots:-32021"  # type: ignore[union-attr]
     assert not any(isinstance(m, Request) for m in sent)  # nothing was asked of the client
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+async def test_a_tool_needing_a_missing_capability_is_answered_32021_in_both_eras(
+    era: Literal["handshake", "stateless"],
+) -> None:
+    """Never -32601 for a method that exists: the client reads which capability is
+    missing from ``data.requiredCapabilities``."""
+    server = Server("s")
+
+    @server.tool()
+    async def ask(ctx: ToolContext) -> str:
+        result, _ = await ctx.elicit("Name?", {"type": "object"})
+        return result.action
+
+    async with open_client(server.in_memory(), era=era) as client:
+        with pytest.raises(McpError) as caught:
+            await client.call_tool("ask")
+    assert caught.value.code == -32021
+    assert caught.value.data == {"requiredCapabilities": {"elicitation": {}}}
+    assert "elicitation" in caught.value.message
 
 
 async def test_reverse_calls_are_bounded_by_max_reverse_calls() -> None:

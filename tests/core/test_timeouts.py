@@ -106,6 +106,52 @@ async def test_progress_resets_the_timeout(autojump_clock: Any) -> None:
         assert await peer.quiet_drain() == []  # no cancel for a request that succeeded
 
 
+async def test_progress_restarts_the_callers_own_timeout(autojump_clock: Any) -> None:
+    """``timeout=`` survives progress: each notification restarts the caller's wait,
+    never the session's (shorter) default ``request_timeout``."""
+    server = Server("s")
+
+    @server.tool()
+    async def long(ctx: ToolContext) -> str:
+        await trio.sleep(1)
+        await ctx.report_progress(1, 2)
+        await trio.sleep(89)  # beyond the 60 s default, within the caller's 100 s
+        return "done"
+
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+
+    async with open_client(server.in_memory(), era="handshake") as client:
+        assert client.session.limits.request_timeout == 60
+        start = trio.current_time()
+        result = await client.call_tool("long", timeout=100, on_progress=on_progress)
+        assert result.content[0].text == "done"  # type: ignore[union-attr]
+        assert trio.current_time() - start == pytest.approx(90)
+    assert seen == [1]
+
+
+async def test_after_progress_a_short_timeout_stays_short(autojump_clock: Any) -> None:
+    async with raw_session(Registry(), role=Role.CLIENT) as (peer, session):
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            pass
+
+        async def serve() -> None:
+            request = await peer.receive()
+            assert isinstance(request, Request)
+            await _progress_every(peer, request, 4, 2)  # then silence
+
+        start = trio.current_time()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve)
+            with pytest.raises(RequestTimeoutError, match="within 5 s"):
+                await session.request("long", timeout=5, on_progress=on_progress)
+        assert trio.current_time() - start == pytest.approx(13)  # the last progress + 5
+        assert _cancel_of(await peer.receive()) == 0
+
+
 async def test_max_request_timeout_caps_the_total_even_with_progress(autojump_clock: Any) -> None:
     limits = SessionLimits(request_timeout=60, max_request_timeout=200)
     async with raw_session(Registry(), role=Role.CLIENT, limits=limits) as (peer, session):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import trio
 
-from ._asgi import AsgiClient, rpc, running
+from ._asgi import INIT_PARAMS, AsgiClient, Exchange, rpc, running
 from ._fixture import make_server
 
 
@@ -178,6 +179,29 @@ async def test_delete_cancels_running_requests() -> None:
             await server.test_state["slow_done"].wait()
             await call.complete.wait()
         assert call.status == 404
+        # The request ended with the session: its error names it.
+        assert call.json["id"] == 7
+        assert call.json["error"]["code"] == -32001
+
+
+async def test_delete_answers_each_request_of_a_batch_by_its_id() -> None:
+    server = make_server()
+    async with running(server) as client:
+        await client.initialize({**INIT_PARAMS, "protocolVersion": "2025-03-26"})
+        assert client.version == "2025-03-26"  # the revision with JSON-RPC batches
+        batch = (
+            b"["
+            + b",".join(rpc(n, "tools/call", {"name": "wait_release"}) for n in ("a", "b"))
+            + b"]"
+        )
+        call = client.start("POST", batch, client.headers())
+        await trio.testing.wait_all_tasks_blocked()
+        reply = await client.request("DELETE", b"", client.headers())
+        assert reply.status == 200
+        with trio.fail_after(5):
+            await call.complete.wait()
+        assert call.status == 404
+        assert [(m["id"], m["error"]["code"]) for m in call.json] == [("a", -32001), ("b", -32001)]
 
 
 async def test_sampling_goes_on_the_requests_stream_and_the_answer_is_posted() -> None:
@@ -217,13 +241,19 @@ async def test_sampling_goes_on_the_requests_stream_and_the_answer_is_posted() -
         assert result["result"]["content"][0]["text"] == "model said: hi there"
 
 
+async def _elicitation_of_form(client: AsgiClient) -> tuple[Exchange, Any]:
+    """Initialize, call ``form`` (id 4) and read the elicitation it makes."""
+    await client.initialize()
+    call = client.start("POST", rpc(4, "tools/call", {"name": "form"}), client.headers())
+    with trio.fail_after(5):
+        (request,) = await call.wait_message(1)
+    assert request["method"] == "elicitation/create"
+    return call, request
+
+
 async def test_elicitation_over_the_requests_stream() -> None:
     async with running(make_server()) as client:
-        await client.initialize()
-        call = client.start("POST", rpc(4, "tools/call", {"name": "form"}), client.headers())
-        with trio.fail_after(5):
-            (request,) = await call.wait_message(1)
-        assert request["method"] == "elicitation/create"
+        call, request = await _elicitation_of_form(client)
         answer = {
             "jsonrpc": "2.0",
             "id": request["id"],
@@ -233,6 +263,28 @@ async def test_elicitation_over_the_requests_stream() -> None:
         with trio.fail_after(5):
             await call.complete.wait()
         assert call.messages[-1]["result"]["content"][0]["text"] == "accept: {'name': 'Ada'}"
+
+
+async def test_cancelling_a_call_cancels_its_reverse_call_on_the_same_stream() -> None:
+    """Invariant 4 over Streamable HTTP: the stream of a cancelled call stays open until
+    the server has sent ``notifications/cancelled`` for the elicitation it made."""
+    async with running(make_server()) as client:
+        call, request = await _elicitation_of_form(client)
+        cancel = await client.post(rpc(None, "notifications/cancelled", {"requestId": 4}))
+        assert cancel.status == 202
+        with trio.fail_after(5):
+            await call.complete.wait()
+        assert call.status == 200
+        assert call.messages == [
+            request,
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": request["id"]},
+            },
+        ]
+        (channel,) = client.app.manager._scopes
+        assert not channel.in_flight(4)
 
 
 async def test_cancelled_request_gets_no_result_and_stream_ends() -> None:

@@ -131,10 +131,10 @@ async def test_serve_http_cancels_at_the_grace_without_a_response() -> None:
         nursery.start_soon(call_forever)
         await events["forever"].wait()
         await _shutdown_in(nursery, server, grace=0)
-    # No answer for the call: its POST ends with the transport's 503, no JSON-RPC id.
+    # No answer for the call: its POST ends with the transport's 503, naming the call.
     (cut,) = replies
     assert cut.status == 503
-    assert [m["id"] for m in cut.messages] == [None]
+    assert [m["id"] for m in cut.messages] == ["f"]
     assert cut.messages[0]["error"]["code"] == -32000
 
 

@@ -128,15 +128,22 @@ async def test_progress_cancellation_and_reverse_calls() -> None:
 
 
 async def test_reverse_calls_without_sdk_callbacks_fail_cleanly() -> None:
-    """No callbacks: the SDK declares no capabilities, the trimcp tool refuses to ask."""
+    """No callbacks: the SDK declares no capabilities, the trimcp tool refuses to ask,
+    and the SDK reads the refusal as the missing capability it is (-32021)."""
     with trio.fail_after(15):
         async with stdio_client(params()) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             arguments: dict[str, dict[str, Any]] = {"summarize": {"text": "x"}, "register": {}}
+            needed = {"summarize": "sampling", "register": "elicitation"}
             for tool, args in arguments.items():
-                with pytest.raises(MCPError, match="does not support") as info:
+                with pytest.raises(MCPError, match="Missing required client capability") as info:
                     await session.call_tool(tool, args)
-                assert info.value.error.code == -32601
+                assert info.value.error.code == -32021
+                data = types.MissingRequiredClientCapabilityErrorData.model_validate(
+                    info.value.error.data
+                )
+                wanted = data.required_capabilities.model_dump(exclude_none=True)
+                assert wanted == {needed[tool]: {}}
 
 
 async def test_cancelling_a_call_cancels_its_reverse_call_in_the_sdk_client() -> None:

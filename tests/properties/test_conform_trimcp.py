@@ -10,7 +10,6 @@ regression test, in memory and over HTTP.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from trimcp.testing import (
     sessions,
 )
 
+from ._http_child import served_over_http
 from .conform_server import server
 
 HERE = Path(__file__).parent
@@ -44,17 +44,8 @@ SERVE = [sys.executable, "-m", "trimcp", "serve", str(SERVER_FILE)]
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
     """``trimcp serve --http 127.0.0.1:0`` for the module; its URL."""
-    process = subprocess.Popen([*SERVE, "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()  # blocks until the server prints its URL
-        assert "http://127.0.0.1:" in line, line
-        yield line.rsplit(" ", 1)[-1].strip()
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        if process.stderr is not None:
-            process.stderr.close()
+    with served_over_http(SERVER_FILE) as url:
+        yield url
 
 
 def make_target(kind: str, url: str | None) -> Target:

@@ -229,3 +229,97 @@ async def test_ping_and_subscriptions_in_the_stateless_era() -> None:
         async with trimcp.open_client(server.in_memory(), era="handshake") as client:
             await client.ping()
             assert sent[-1] == "ping"
+
+
+def _legacy_initialize(request: Request) -> dict | None:  # type: ignore[type-arg]
+    if request.method == "initialize":
+        return {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "legacy", "version": "1"},
+        }
+    return None
+
+
+async def test_a_probe_given_up_is_followed_by_initialize_alone(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A handshake-era server expects nothing but initialize (and pings) first: the
+    silent probe is not cancelled, the next message is initialize."""
+
+    async def script(request: Request) -> dict | Err | None:  # type: ignore[type-arg]
+        if request.method == "server/discover":
+            return None
+        return _legacy_initialize(request) or {}
+
+    peer = ScriptedPeer(script)
+    async with trimcp.open_client(peer, era="auto", discover_timeout=3) as client:
+        assert not client.stateless
+        await client.ping()
+    methods = [getattr(m, "method", None) for m in peer.received]
+    assert methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
+    assert "notifications/cancelled" not in methods
+
+
+async def test_initialize_refused_with_32022_after_a_late_probe_probes_again(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A dual-era server that fixes a connection's era with its first request served
+    the probe too late for us; it refuses initialize naming its stateless versions, and
+    the client probes once more instead of failing."""
+    locked: list[str] = []
+
+    async def script(request: Request) -> dict | Err | None:  # type: ignore[type-arg]
+        if request.method == "server/discover":
+            if not locked:
+                locked.append("modern")
+                await trio.sleep(5)  # slow to start: past the client's probe timeout
+            return DISCOVER
+        if request.method == "initialize":
+            supported = {"supported": ["2026-07-28"], "requested": "2025-11-25"}
+            return Err(-32022, "Unsupported protocol version", supported)
+        return {"tools": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}
+
+    peer = ScriptedPeer(script)
+    async with trimcp.open_client(peer, era="auto", discover_timeout=3) as client:
+        assert client.stateless
+        assert client.protocol_version == "2026-07-28"
+        assert await client.list_all_tools() == []
+    assert [m.method for m in peer.received if isinstance(m, Request)][:3] == [
+        "server/discover",
+        "initialize",
+        "server/discover",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("error", "falls_back"),
+    [
+        (Err(-32022, "Unsupported", {"supported": ["2025-11-25", "2025-06-18"]}), True),
+        (Err(-32022, "Unsupported", {"supported": ["2099-01-01"]}), False),
+        (Err(-32603, "HTTP 401 Unauthorized", {"httpStatus": 401}), False),
+        (Err(-32603, "HTTP 403 Forbidden", {"httpStatus": 403}), False),
+        (Err(-32603, "HTTP 503 Service Unavailable", {"httpStatus": 503}), False),
+        (Err(-32603, "HTTP 404 Not Found", {"httpStatus": 404}), True),
+        (Err(-32600, "HTTP 400: Bad Request: Missing session ID", {"httpStatus": 400}), True),
+    ],
+)
+async def test_which_refusals_of_the_probe_mean_the_handshake_era(
+    error: Err, falls_back: bool
+) -> None:
+    async def script(request: Request) -> dict | Err | None:  # type: ignore[type-arg]
+        if request.method == "server/discover":
+            return error
+        return _legacy_initialize(request) or {}
+
+    peer = ScriptedPeer(script)
+    with trio.fail_after(WAIT):
+        if falls_back:
+            async with trimcp.open_client(peer, era="auto") as client:
+                assert client.protocol_version == "2025-11-25"
+        else:
+            with pytest.raises(trimcp.McpError) as caught:
+                async with trimcp.open_client(peer, era="auto"):
+                    pass
+            assert caught.value.code == error.code
+            assert not peer.requests("initialize")

@@ -5,6 +5,10 @@
   with the number of error responses it received (the client's answers to the noise).
 * ``ignore-sigterm``: initializes, writes its pid to ``argv[2]``, ignores SIGTERM and
   stdin EOF, and sleeps.
+* ``close-stdin``: initializes, closes its stdin when a ``ping`` comes, answers it and
+  waits for a signal (writing to it fails with ``EPIPE`` from then on).
+* ``write-at-exit``: at stdin EOF writes 2 MiB of log notifications to stdout (more
+  than a pipe holds, so they need a reader), then ``written`` or ``EPIPE`` to ``argv[2]``.
 """
 
 from __future__ import annotations
@@ -58,7 +62,12 @@ def answer(mode: str, message: dict[str, object], errors_seen: int) -> None:
         result = {"content": [{"type": "text", "text": text}]}
         send({"jsonrpc": "2.0", "id": message["id"], "result": result})
     elif method == "ping":
+        if mode == "close-stdin":
+            os.close(0)  # before the answer: the client's next write fails
         send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+        if mode == "close-stdin":
+            while True:
+                signal.pause()  # until SIGTERM
 
 
 def main() -> None:
@@ -75,6 +84,21 @@ def main() -> None:
     if mode == "ignore-sigterm":
         while True:
             signal.pause()  # until SIGKILL
+    if mode == "write-at-exit":
+        write_at_exit(sys.argv[2])
+
+
+def write_at_exit(report: str) -> None:
+    line = {"jsonrpc": "2.0", "method": "notifications/message"}
+    params = {"level": "info", "data": "shutting down " + "." * 1000}
+    outcome = "written"
+    try:
+        for _ in range(2048):
+            send({**line, "params": params})
+    except BrokenPipeError:
+        outcome = "EPIPE"
+    with open(report, "w") as f:
+        f.write(outcome)
 
 
 if __name__ == "__main__":

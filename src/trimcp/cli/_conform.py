@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,19 @@ def add_parser(commands: Any) -> None:
     conform.add_argument("--max-examples", type=int, default=50, help="sessions to try (50)")
     conform.add_argument("--max-seconds", type=float, help="stop starting sessions after this")
     conform.add_argument("--steps", type=int, default=20, help="steps per session (20)")
-    conform.add_argument("--timeout", type=float, default=5.0, help="request timeout, s (5)")
+    conform.add_argument(
+        "--timeout",
+        type=float,
+        default=5.0,
+        help="seconds a request may go unanswered; progress restarts the wait (5)",
+    )
+    conform.add_argument(
+        "--tool-timeout",
+        action="append",
+        default=[],
+        metavar="NAME=SECONDS",
+        help="the same wait for calls of one (slow) tool",
+    )
     conform.add_argument("--out", type=Path, default=Path("conform-replays"), help="replay dir")
     conform.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
     conform.add_argument("--skip-tool", action="append", default=[], metavar="NAME")
@@ -81,6 +94,21 @@ def _target(args: argparse.Namespace) -> Any:
     return StdioTarget(command)
 
 
+def _tool_timeouts(given: list[str]) -> dict[str, float]:
+    """``NAME=SECONDS`` options as a mapping (``ValueError`` names a bad one)."""
+    timeouts: dict[str, float] = {}
+    for item in given:
+        name, _, seconds = item.rpartition("=")
+        try:
+            value = float(seconds)
+        except ValueError:
+            value = math.nan
+        if not name or not value > 0 or math.isinf(value):
+            raise ValueError(f"--tool-timeout {item!r}: expected NAME=SECONDS (seconds > 0)")
+        timeouts[name] = value
+    return timeouts
+
+
 def run(args: argparse.Namespace) -> int:
     """The ``conform`` subcommand."""
     try:
@@ -89,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"trimcp conform needs Hypothesis ({exc}); pip install 'trimcp[testing]'")
     try:
         target = _target(args)
+        tool_timeouts = _tool_timeouts(args.tool_timeout)
     except ValueError as exc:
         return _fail(str(exc))
     options = testing.Options(
@@ -96,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         skip_tools=tuple(args.skip_tool),
         call_tools=not args.no_call_tools,
         ignore=tuple(args.ignore),
+        tool_timeouts=tool_timeouts,
     )
     unknown_properties = set(options.ignore) - set(testing.PROPERTIES)
     if unknown_properties:

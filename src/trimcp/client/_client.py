@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, final
 
 import trio
@@ -23,6 +24,7 @@ from trimcp.dispatch import McpError, Middlewares, ProgressCallback, Registry
 from trimcp.nursery import (
     Event,
     HandlerContext,
+    NoPublicConstructor,
     Role,
     Session,
     SessionLimits,
@@ -63,7 +65,7 @@ from ._apps import AppCalls
 from ._capabilities import fit_client_capabilities
 from ._core_tasks import CoreTaskCalls, TaskStatusWatch
 from ._elicitation import Elicitation, install_elicitation
-from ._era import DEFAULT_DISCOVER_TIMEOUT, EraChoice, EraState, client_middlewares, detect_era
+from ._era import DEFAULT_DISCOVER_TIMEOUT, EraChoice, EraState, client_middlewares, negotiate
 from ._listen import ListenCalls, Listeners
 from ._mrtr import DEFAULT_MAX_INPUT_ROUNDS, InputRounds
 from ._output import OutputSchemas, ToolsChangedHandler, add_tool_handlers
@@ -95,8 +97,15 @@ DEFAULT_LOG_LEVEL = "debug"
 
 
 @final
-class Client(ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls):
-    """A connected, initialized MCP client. Made by :func:`open_client`."""
+class Client(
+    ResourceCalls, ListenCalls, RootsCalls, SkillCalls, AppCalls, metaclass=NoPublicConstructor
+):
+    """A connected, initialized MCP client.
+
+    Made by :func:`open_client`; calling the class raises :class:`TypeError`.
+    """
+
+    __trimcp_factory__ = "trimcp.open_client()"
 
     def __init__(
         self,
@@ -462,12 +471,14 @@ async def open_client(
                 state=SessionState(client_info=info, client_capabilities=capabilities),
             ) as session,
         ):
-            stateless = era != "handshake" and await detect_era(
-                session, era_state, stateless_only=era == "stateless", timeout=discover_timeout
+            await negotiate(
+                session,
+                era_state,
+                era,
+                partial(_initialize, session, info, capabilities, protocol_version),
+                timeout=discover_timeout,
             )
-            if not stateless:
-                await _initialize(session, info, capabilities, protocol_version)
-            yield Client(
+            yield Client._create(
                 session,
                 output_schemas,
                 era=era_state,

@@ -2,24 +2,37 @@
 
 ``open_client(..., era=...)`` takes one of:
 
-* ``"auto"`` (the default): detect it, as the 2026-07-28 versioning page says a dual-era
-  client does. Probe with ``server/discover`` carrying stateless ``_meta``:
+* ``"auto"`` (the default): detect it as the 2026-07-28 transport pages prescribe for a
+  dual-era client (stdio: probe with ``server/discover`` before any other request;
+  Streamable HTTP: send a modern request and read the body of a ``4xx``). The probe is
+  ``server/discover`` carrying stateless ``_meta``:
 
   - a ``DiscoverResult`` naming a stateless version we speak: **stateless**;
-  - a recognised stateless-era error (``-32022`` unsupported version, whose ``data.
-    supported`` lists what the server speaks): the server is modern, so retry once
-    with a mutually supported version rather than fall back; ``-32020`` or ``-32021``
-    is raised (the server is modern and refuses us: falling back would not help);
+  - a recognised stateless-era error: the server is modern. ``-32022`` (unsupported
+    version) is retried once with a version its ``data.supported`` shares with us; if
+    it lists none, but a handshake-era version, the server is served as handshake era,
+    and if it lists neither, the error is raised. ``-32020`` and ``-32021`` are raised
+    (the server refuses us: falling back would not help);
   - an HTTP ``401``/``403`` is an authorization challenge, never a sign of an older
     server: the transport's authorization layer answers challenges below this probe,
     so one that reaches it is a refusal, raised as is. Likewise a probe that timed out
-    while the transport was authorizing is sent again once authorization settled;
+    while the transport was authorizing is sent again once authorization settled. An
+    HTTP ``5xx`` is no sign of an era either (a failing server), and is raised;
   - anything else (another error code, an HTTP ``4xx`` without a modern error body, a
     result that is not a ``DiscoverResult``, no answer within ``discover_timeout``):
     the server is **handshake era**, and ``initialize`` follows. The fallback is not
     keyed to one error code.
 * ``"stateless"``: the same probe, but no fallback: a legacy server is an error.
 * ``"handshake"``: ``initialize`` at once, as before 2026-07-28.
+
+The probe stays harmless to a server of the handshake era, whose lifecycle expects
+nothing but ``initialize`` (and pings) first: one request, answered with an error or
+not at all, and nothing more. A probe that goes unanswered is not followed by
+``notifications/cancelled`` (``initialize`` comes next), and its late answer is
+dropped. A dual-era server that fixes a connection's era with its first request may
+serve that late probe and then refuse ``initialize`` with ``-32022``, naming the
+stateless versions it speaks: that is modern evidence too, and the probe is made once
+more (:func:`negotiate`).
 
 The result is cached for the life of the client (the connection is the server process
 on stdio, the origin on HTTP), as the spec recommends.
@@ -33,8 +46,9 @@ request's ``params._meta`` with ``io.modelcontextprotocol/protocolVersion``,
 
 from __future__ import annotations
 
+import enum
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, Literal, final
 
 import attrs
@@ -52,6 +66,7 @@ from trimcp.nursery import Event, Session
 from trimcp.protocol import (
     CLIENT_CAPABILITIES_META,
     CLIENT_INFO_META,
+    HANDSHAKE_VERSIONS,
     LOG_LEVEL_META,
     PROTOCOL_VERSION_META,
     SERVER_INFO_META,
@@ -75,6 +90,7 @@ __all__ = [
     "EraState",
     "client_middlewares",
     "detect_era",
+    "negotiate",
     "stateless_capabilities",
 ]
 
@@ -219,6 +235,29 @@ def _adopt(session: Session, state: EraState, result: dict[str, Any]) -> None:
     session.channel.negotiated(state.version)
 
 
+class _Verdict(enum.Enum):
+    """What an error answering the probe says about the server."""
+
+    RETRY = "retry"  # modern, with another version we share
+    LEGACY = "legacy"  # the handshake era: initialize
+    RAISE = "raise"  # modern and refusing us, or no evidence at all
+
+
+def _judge(exc: McpError, wanted: Sequence[str]) -> _Verdict:
+    """The one place that reads a failed probe (stdio error or HTTP refusal alike)."""
+    status = exc.data.get("httpStatus") if isinstance(exc.data, dict) else None
+    failing = isinstance(status, int) and status >= 500  # a failing server: no evidence
+    if exc.code in _REFUSALS or _refused_authorization(exc) or failing:
+        return _Verdict.RAISE
+    if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+        supported = _supported(exc.data)
+        if any(v in wanted for v in supported):
+            return _Verdict.RETRY
+        if supported and not any(v in HANDSHAKE_VERSIONS for v in supported):
+            return _Verdict.RAISE  # modern only, and no version in common
+    return _Verdict.LEGACY
+
+
 async def detect_era(
     session: Session,
     state: EraState,
@@ -239,7 +278,9 @@ async def detect_era(
     why = "no answer"
     for attempt in range(2):
         try:
-            raw = await session.request("server/discover", {}, timeout=timeout)
+            raw = await session.request(
+                "server/discover", {}, timeout=timeout, announce_cancel=False
+            )
         except ConnectionClosedError:
             raise
         except RequestTimeoutError:
@@ -248,10 +289,11 @@ async def detect_era(
             why = "server/discover got no answer in time"
             break
         except McpError as exc:
-            if exc.code in _REFUSALS or _refused_authorization(exc):
+            verdict = _judge(exc, wanted)
+            if verdict is _Verdict.RAISE:
                 raise
             mutual = [v for v in wanted if v in _supported(exc.data)]
-            if exc.code == UNSUPPORTED_PROTOCOL_VERSION and mutual and attempt == 0:
+            if verdict is _Verdict.RETRY and attempt == 0:
                 state.version = mutual[0]
                 continue
             why = f"server/discover failed: {exc}"
@@ -268,4 +310,35 @@ async def detect_era(
     if stateless_only:
         raise McpError(UNSUPPORTED_PROTOCOL_VERSION, f"not a stateless-era server: {why}")
     logger.debug("handshake-era server (%s)", why)
+    return False
+
+
+async def negotiate(
+    session: Session,
+    state: EraState,
+    era: EraChoice,
+    initialize: Callable[[], Awaitable[None]],
+    *,
+    timeout: float = DEFAULT_DISCOVER_TIMEOUT,
+) -> bool:
+    """Settle the era as ``era`` asks (module doc); True if stateless.
+
+    ``initialize`` runs the handshake. Refused with ``-32022`` naming a stateless
+    version we speak (a dual-era server that served a probe we had given up on, and
+    fixed the connection's era with it), the probe is made once more instead.
+    """
+    if era != "handshake" and await detect_era(
+        session, state, stateless_only=era == "stateless", timeout=timeout
+    ):
+        return True
+    try:
+        await initialize()
+    except McpError as exc:
+        mutual = [v for v in STATELESS_VERSIONS if v in _supported(exc.data)]
+        if era != "auto" or exc.code != UNSUPPORTED_PROTOCOL_VERSION or not mutual:
+            raise
+        logger.debug("initialize refused with -32022 %s: probing again", mutual)
+        return await detect_era(
+            session, state, stateless_only=True, versions=mutual, timeout=timeout
+        )
     return False

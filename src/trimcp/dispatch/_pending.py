@@ -42,6 +42,7 @@ class PendingCall:
         "id",
         "method",
         "on_progress",
+        "restart",
         "result",
         "timeout_scope",
     )
@@ -54,6 +55,8 @@ class PendingCall:
         self.error: McpError | None = None
         #: The scope that bounds the wait; progress notifications push its deadline.
         self.timeout_scope: trio.CancelScope | None = None
+        #: The wait a progress notification restarts: the caller's timeout.
+        self.restart = 0.0
         #: Progress never pushes the deadline past this.
         self.hard_deadline = float("inf")
         # One waiter, woken directly: a trio.Event would add a parking lot (an ordered

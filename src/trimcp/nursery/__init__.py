@@ -1,6 +1,7 @@
 """The structured-concurrency core: sessions, request scopes and handler contexts."""
 
 from ._channel import MessageChannel as MessageChannel
+from ._construction import NoPublicConstructor as NoPublicConstructor
 from ._context import BackgroundContext as BackgroundContext
 from ._context import Caller as Caller
 from ._context import HandlerContext as HandlerContext
@@ -44,6 +45,7 @@ __all__ = [
     "Lifecycle",
     "LifecycleError",
     "MessageChannel",
+    "NoPublicConstructor",
     "OutboundCall",
     "PendingOutput",
     "Phase",

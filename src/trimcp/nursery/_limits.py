@@ -37,8 +37,9 @@ class SessionLimits:
       max_reverse_calls: requests a handler side may have outstanding towards its peer
         from handler contexts (sampling, elicitation, roots; default 16). Further
         reverse calls wait.
-      request_timeout: seconds an outbound request waits for its answer (default 60).
-        Each progress notification for it restarts the clock ...
+      request_timeout: seconds an outbound request waits for its answer (default 60;
+        a call's own ``timeout=`` replaces it). Each progress notification for it
+        restarts that wait ...
       max_request_timeout: ... up to this total (default 600), whatever progress says.
       cancel_send_timeout: seconds the shielded ``notifications/cancelled`` send of a
         request that was given up may take (default 2).

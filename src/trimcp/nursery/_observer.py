@@ -39,6 +39,7 @@ class RequestOptions(TypedDict, total=False):
     timeout: float | None
     on_progress: ProgressCallback | None
     related: RequestId | None
+    announce_cancel: bool
 
 
 class OutboundCall(Protocol):

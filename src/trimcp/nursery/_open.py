@@ -53,7 +53,7 @@ async def open_session(
     with unwrap_single():
         try:
             async with trio.open_nursery() as nursery:
-                session = Session(
+                session = Session._create(
                     channel,
                     nursery,
                     role=role,

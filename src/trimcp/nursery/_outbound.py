@@ -5,7 +5,7 @@ mixin holds the outbound side so that each file stays one concern.
 
 A request takes an id and a waiter from the :class:`~trimcp.dispatch.PendingTable` and
 waits in the caller's task under a timeout scope. Each progress notification for it
-pushes the deadline back (up to ``max_request_timeout``) and is queued in the call's
+restarts the caller's wait (up to ``max_request_timeout`` in all) and is queued in the call's
 :class:`~trimcp.nursery._callbacks.ProgressInbox`, where the waiting caller runs its
 ``on_progress``: off the reader, in order, every one before the result; the other
 notification callbacks of what arrived before the answer have run too
@@ -88,17 +88,22 @@ class OutboundRequests:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         related: RequestId | None = None,
+        announce_cancel: bool = True,
     ) -> dict[str, Any]:
         """Send a request and wait for its result.
 
         Args:
           timeout: seconds to wait (default: the session's ``request_timeout``); each
-            progress notification for this request restarts it, up to
-            ``max_request_timeout`` in total.
+            progress notification for this request restarts that same wait, up to
+            ``max_request_timeout`` in total (or ``timeout``, if it is longer).
           on_progress: called as ``await on_progress(progress, total, message)`` for each
             progress notification, in this task, in order, all before the result is
             returned; giving it adds a ``progressToken`` to ``_meta``.
           related: the inbound request this one is made for (reverse calls).
+          announce_cancel: ``False`` for a request made before the handshake (the era
+            probe): a peer of the handshake era expects nothing but ``initialize`` and
+            pings then, so giving it up sends no ``notifications/cancelled``
+            (``initialize`` itself is never followed by one either).
 
         Raises:
           McpError: the peer answered with an error.
@@ -119,6 +124,7 @@ class OutboundRequests:
             try:
                 with trio.CancelScope(deadline=now + wait) as timeout_scope:
                     call.timeout_scope = timeout_scope
+                    call.restart = wait
                     call.hard_deadline = hard_deadline
                     try:
                         await self._send_chain(
@@ -132,7 +138,8 @@ class OutboundRequests:
                     else:
                         result = await self._wait_reporting(call, inbox)
             finally:
-                if sent and method != "initialize" and (not call.done or self._abandoned(call)):
+                announce = announce_cancel and method != "initialize"
+                if sent and announce and (not call.done or self._abandoned(call)):
                     await self._send_cancel(call.id, related)
             if timeout_scope.cancelled_caught:
                 raise RequestTimeoutError(f"{method} got no answer within {wait:g} s")
@@ -198,9 +205,9 @@ class OutboundRequests:
         if inbox is None or not isinstance(progress, int | float):
             return
         call = self._pending.get(token)
-        if call is not None and call.timeout_scope is not None:
-            wait = self.limits.request_timeout
-            call.timeout_scope.deadline = min(trio.current_time() + wait, call.hard_deadline)
+        if call is not None and call.timeout_scope is not None:  # the caller's wait restarts
+            deadline = trio.current_time() + call.restart
+            call.timeout_scope.deadline = min(deadline, call.hard_deadline)
         total = params.get("total")
         message = params.get("message")
         inbox.push(

@@ -73,6 +73,7 @@ from trimcp.wire import (
 
 from ._callbacks import CallbackQueues, ProgressInbox
 from ._channel import MessageChannel
+from ._construction import NoPublicConstructor
 from ._context import BackgroundContext
 from ._errors import BackgroundLimitError
 from ._inbound import InboundRequests, InFlight
@@ -92,11 +93,13 @@ INITIALIZED = "notifications/initialized"
 
 
 @final
-class Session(InboundRequests, OutboundRequests):
+class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
     """One MCP session over one :class:`MessageChannel`; see the module doc.
 
-    Made by :func:`open_session`; not constructed directly.
+    Made by :func:`open_session`; calling the class raises :class:`TypeError`.
     """
+
+    __trimcp_factory__ = "trimcp.nursery.open_session()"
 
     def __init__(
         self,

@@ -27,7 +27,7 @@ from trimcp.protocol import (
     TextContent,
     Tool,
 )
-from trimcp.wire import INTERNAL_ERROR, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, RequestId
+from trimcp.wire import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, RequestId
 
 from ._downgrade import fit_requested_schema, fit_sampling_messages
 from ._elicitation import (
@@ -55,30 +55,20 @@ _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "
 class CapabilityError(McpError):
     """The peer did not declare the capability a call needs.
 
-    In the handshake era it is ``-32601`` (what a conforming client would have answered
-    the call with). In the stateless era the spec names the error:
-    ``-32021 MissingRequiredClientCapability`` with ``data.requiredCapabilities``, a
-    ``ClientCapabilities`` object holding the missing capability (``required``, default
-    ``{capability: {}}``).
+    It is ``-32021 MissingRequiredClientCapability`` with ``data.requiredCapabilities``,
+    a ``ClientCapabilities`` object holding the missing capability (``required``,
+    default ``{capability: {}}``), in every era: 2026-07-28 defines that error for this
+    case, the earlier revisions define none, and ``-32601`` would tell the client that
+    a method which exists does not (the official Python SDK answers ``-32021`` too).
     """
 
-    def __init__(
-        self,
-        capability: str,
-        *,
-        stateless: bool = False,
-        required: dict[str, Any] | None = None,
-    ) -> None:
-        message = f"the client does not support {capability}"
-        if stateless:
-            needed = required if required is not None else {capability: {}}
-            super().__init__(
-                MISSING_CLIENT_CAPABILITY,
-                f"Missing required client capability: {capability}",
-                {"requiredCapabilities": needed},
-            )
-        else:
-            super().__init__(METHOD_NOT_FOUND, message)
+    def __init__(self, capability: str, *, required: dict[str, Any] | None = None) -> None:
+        needed = required if required is not None else {capability: {}}
+        super().__init__(
+            MISSING_CLIENT_CAPABILITY,
+            f"Missing required client capability: {capability}",
+            {"requiredCapabilities": needed},
+        )
         self.capability = capability
 
 
@@ -202,8 +192,8 @@ class ToolContext:
 
     # -- reverse calls ------------------------------------------------------------
     def _missing(self, capability: str, required: dict[str, Any] | None = None) -> CapabilityError:
-        """The error for a reverse call the client did not declare, in this era's form."""
-        return CapabilityError(capability, stateless=self.session.stateless, required=required)
+        """The error for a reverse call the client did not declare."""
+        return CapabilityError(capability, required=required)
 
     async def _reverse(
         self, method: str, params: dict[str, Any] | None = None, key: str | None = None

@@ -54,13 +54,13 @@ def _supports(state: SessionState, feature: Feature) -> bool:
     return version is not None and supports(version, feature)
 
 
-def _error(state: SessionState, capability: str) -> CapabilityError:
+def _error(capability: str) -> CapabilityError:
     # Imported here: the error class lives with the context, which imports this module.
     from ._context import CapabilityError
 
     mode = capability.rpartition(".")[2]
     required: dict[str, Any] = {"elicitation": {mode: {}} if mode != "elicitation" else {}}
-    return CapabilityError(capability, stateless=state.stateless, required=required)
+    return CapabilityError(capability, required=required)
 
 
 def form_elicitation_error(state: SessionState) -> CapabilityError | None:
@@ -72,9 +72,9 @@ def form_elicitation_error(state: SessionState) -> CapabilityError | None:
     capability = state.client_capabilities.elicitation
     if capability is None or not _supports(state, Feature.ELICITATION):
         # 2024-11-05 and 2025-03-26 have no elicitation, whatever the client declared.
-        return _error(state, "elicitation")
+        return _error("elicitation")
     if capability.url is not None and capability.form is None:
-        return _error(state, "elicitation.form")
+        return _error("elicitation.form")
     return None
 
 
@@ -83,9 +83,9 @@ def url_elicitation_error(state: SessionState) -> CapabilityError | None:
     revision has no URL mode, or the client did not declare ``elicitation.url``."""
     capability = state.client_capabilities.elicitation
     if not _supports(state, Feature.URL_ELICITATION) or capability is None:
-        return _error(state, "elicitation.url")
+        return _error("elicitation.url")
     if capability.url is None:
-        return _error(state, "elicitation.url")
+        return _error("elicitation.url")
     return None
 
 
@@ -115,7 +115,7 @@ def url_elicitation_required(
     """
     params = url_elicitation_params(state, message, url, elicitation_id)
     if params.elicitation_id is None:
-        raise _error(state, "elicitation.url")
+        raise _error("elicitation.url")
     return UrlElicitationRequiredError([params])
 
 
@@ -146,7 +146,7 @@ async def complete_elicitation(
     state = target.state if isinstance(target, Session) else target.session
     problem = url_elicitation_error(state)
     if problem is None and not _supports(state, Feature.ELICITATION_COMPLETE):
-        problem = _error(state, "elicitation.url")
+        problem = _error("elicitation.url")
     if problem is not None:
         raise problem
     params = {"elicitationId": elicitation_id}

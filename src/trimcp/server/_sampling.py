@@ -38,12 +38,12 @@ ToolChoiceArg = ToolChoice | Literal["auto", "required", "none"]
 """``tool_choice`` of ``ctx.sample``: the object, or just its mode."""
 
 
-def _missing(state: SessionState) -> CapabilityError:
+def _missing() -> CapabilityError:
     # Imported here: the error class lives with the context, which imports this module.
     from ._context import CapabilityError
 
     required: dict[str, Any] = {"sampling": {"tools": {}}}
-    return CapabilityError("sampling.tools", stateless=state.stateless, required=required)
+    return CapabilityError("sampling.tools", required=required)
 
 
 def sampling_tools_params(
@@ -71,10 +71,10 @@ def sampling_tools_params(
         for block in blocks_of(message)
     )
     if (wants_tools or tool_blocks) and not declared:
-        raise _missing(state)
+        raise _missing()
     if uses_sampling_tools(messages):
         if not revision_ok:
-            raise _missing(state)
+            raise _missing()
         problem = tool_turn_problem(messages)
         if problem is not None:
             raise ValueError(problem)

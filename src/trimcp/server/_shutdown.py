@@ -20,7 +20,7 @@ the server's serving in four steps:
    moves on as soon as every session is idle (checked every :data:`POLL_INTERVAL`).
 4. **Cancel.** The requests still running are cancelled and get no response, as any
    cancelled request (design invariant 2; over HTTP their POST ends with the 503
-   above, carrying no id). Then every session is closed, and each
+   above, carrying the request's id). Then every session is closed, and each
    ``serve_*`` function returns once its sessions have ended and its last responses
    are written (``serve_http``: at most :data:`FLUSH_TIMEOUT` more; hypercorn: its
    ``graceful_timeout``).

@@ -73,8 +73,9 @@ def _declared(state: SessionState) -> bool:
     return state.stateless and isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
 
-def _missing(state: SessionState) -> CapabilityError:
-    return CapabilityError(TASKS_EXTENSION, stateless=state.stateless, required=_REQUIRED)
+def _missing() -> CapabilityError:
+    """A stateless-era request without the extension (the handshake era has core tasks)."""
+    return CapabilityError(TASKS_EXTENSION, required=_REQUIRED)
 
 
 @final
@@ -142,9 +143,9 @@ class TaskRunner:
     # -- tools/call ----------------------------------------------------------------------
     def handles(self, params: Any) -> bool:
         """Whether this ``tools/call`` names a task-capable tool, or asks for a task."""
-        if not isinstance(params, dict):
-            return False
-        name = params.get("name")
+        name = params.get("name") if isinstance(params, dict) else None
+        if not isinstance(name, str):
+            return False  # malformed: tools/call itself says so (-32602)
         # a removed tool is unknown
         return (name in self._support or "task" in params) and name in self.tools
 
@@ -162,7 +163,7 @@ class TaskRunner:
             or (support == "optional" and not running)
         ):
             if support == "required":
-                raise _missing(state) if not _declared(state) else not_served()
+                raise _missing() if not _declared(state) else not_served()
             return await self.tools.call(ToolContext(ctx), params)
         if host is None or not running:
             raise not_served()
@@ -203,7 +204,7 @@ class TaskRunner:
         if not state.stateless:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
         if not _declared(state):
-            raise _missing(state)
+            raise _missing()
         if not isinstance(params, dict):
             raise McpError(INVALID_PARAMS, "Invalid params: taskId is required")
         return self.store.find(ctx, params.get("taskId"))
@@ -239,7 +240,7 @@ class TaskRunner:
         if len(ids) > MAX_LISTEN_TASK_IDS:
             raise McpError(INVALID_PARAMS, f"Invalid params: at most {MAX_LISTEN_TASK_IDS} taskIds")
         if not _declared(ctx.session):
-            raise _missing(ctx.session)
+            raise _missing()
         agreed: list[str] = []
         for task_id in dict.fromkeys(ids):
             try:

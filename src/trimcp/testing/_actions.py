@@ -135,6 +135,7 @@ async def _close(session: Session) -> None:
     connection = session.connection
     if connection is None:
         return
+    session.checker.ended = True
     problem = await connection.close()
     session.connection = None
     if problem is not None:

@@ -10,6 +10,7 @@ order. It raises a :class:`Violation` the moment something breaks a property, an
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,20 +42,43 @@ NEEDS_SERVER = {
 CANCEL_GRACE = 2
 
 
+#: Seconds a request may go unanswered unless told otherwise (``Options``).
+DEFAULT_TIMEOUT = 5.0
+
+
 @attrs.define
 class Pending:
-    """One frame sent and what is owed for it."""
+    """One frame sent and what is owed for it.
+
+    ``timeout``: seconds of silence allowed before an answer is overdue. Silence is
+    counted from the last sign of life, ``alive_at``: the frame itself, then each
+    progress notification for it (the spec lets progress reset a timeout).
+    """
 
     index: int
     frame: Frame
     sent_at: float
     token: Id | None = None
+    timeout: float = DEFAULT_TIMEOUT
     answers: int = 0
     cancelled_epoch: int | None = None
     last_progress: float | None = None
     progress_seen: int = 0
     value: Any = None
     overdue: bool = False
+    alive_at: float | None = None
+
+    @property
+    def owed(self) -> bool:
+        """An answer is due and has not come (nor been reported missing)."""
+        owed = self.frame.expect.count == "one" and self.cancelled_epoch is None
+        return owed and self.answers == 0 and not self.overdue
+
+    def deadline(self, cap: float) -> float:
+        """When its answer is overdue: ``timeout`` after its last sign of life, and no
+        later than ``cap`` (or ``timeout``, if longer) after it was sent."""
+        alive = self.sent_at if self.alive_at is None else self.alive_at
+        return min(alive + self.timeout, self.sent_at + max(self.timeout, cap))
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -120,10 +144,20 @@ class Checker:
         self._reverse: dict[Id, str] = {}
         self._reverse_seen: set[Id] = set()
         self.subscribed: set[str] = set()
+        #: The peer ended the session (disconnect): a request still running in it may
+        #: be answered ``404``, the session being gone.
+        self.ended = False
 
     # -- what the peer sent ---------------------------------------------------------
-    def sent(self, index: int, frame: Frame, now: float, token: Id | None = None) -> Pending:
-        pending = Pending(index, frame, now, token)
+    def sent(
+        self,
+        index: int,
+        frame: Frame,
+        now: float,
+        token: Id | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> Pending:
+        pending = Pending(index, frame, now, token, timeout)
         self.pending[index] = pending
         for request_id in frame.expect.ids:
             if request_id is not None:
@@ -142,24 +176,27 @@ class Checker:
 
     def settled(self) -> bool:
         """Every request that is owed an answer (and not cancelled) has one."""
-        return all(
-            p.answers > 0 or p.overdue
-            for p in self.pending.values()
-            if p.frame.expect.count == "one" and p.cancelled_epoch is None
-        )
+        return not any(p.owed for p in self.pending.values())
 
-    def overdue(self, now: float, timeout: float) -> None:
+    def next_deadline(self, cap: float) -> float:
+        """The earliest moment an owed answer becomes overdue (``inf``: none is owed)."""
+        return min((p.deadline(cap) for p in self.pending.values() if p.owed), default=math.inf)
+
+    def overdue(self, now: float, cap: float) -> None:
+        """Report the first request whose answer is overdue (see :meth:`Pending.deadline`)."""
         for p in self.pending.values():
-            owed = p.frame.expect.count == "one" and p.cancelled_epoch is None
-            if owed and p.answers == 0 and not p.overdue and now - p.sent_at >= timeout:
+            if p.owed and now >= p.deadline(cap):
                 p.overdue = True  # reported once
+                quiet = "" if p.alive_at is None else " after its last progress notification"
                 raise violation(
-                    "one-response", f"no response within {timeout:g} s to {p.frame.describe()}"
+                    "one-response",
+                    f"no response within {p.timeout:g} s{quiet} to {p.frame.describe()}",
                 )
 
     # -- what the server sent -------------------------------------------------------
-    def receive(self, item: Inbound) -> tuple[Id, str] | None:
-        """Check one item; return ``(id, method)`` of a reverse request to answer."""
+    def receive(self, item: Inbound, now: float | None = None) -> tuple[Id, str] | None:
+        """Check one item (received at ``now``, for progress as a sign of life); return
+        ``(id, method)`` of a reverse request to answer."""
         if item.status is not None:
             self._http_status(item)
             return None
@@ -179,7 +216,7 @@ class Checker:
         if "method" in value:
             if "id" in value:
                 return self._server_request(value)
-            self._notification(value)
+            self._notification(value, now)
             return None
         self._response(value, item.frame)
         return None
@@ -259,6 +296,9 @@ class Checker:
             return
         if expect.count == "none":
             return
+        if self.ended and status == 404 and not pending.answers:
+            pending.answers += 1  # the request outlived the session the peer ended
+            return
         if None not in expect.ids:
             raise violation(
                 "http", f"HTTP {status} for a valid request: {pending.frame.describe()}"
@@ -302,7 +342,7 @@ class Checker:
     def answered(self, request_id: Id) -> None:
         self._reverse.pop(request_id, None)
 
-    def _notification(self, value: Mapping[str, Any]) -> None:
+    def _notification(self, value: Mapping[str, Any], now: float | None) -> None:
         method = value["method"]
         params = value.get("params") or {}
         definition = method_table(self.version).server_notifications.get(method)
@@ -320,7 +360,7 @@ class Checker:
                 "capabilities", f"an update for {params.get('uri')!r}, never subscribed to"
             )
         if method == "notifications/progress":
-            self._progress(params)
+            self._progress(params, now)
         elif (
             method == "notifications/cancelled"
             and params.get("requestId") not in self._reverse_seen
@@ -329,7 +369,7 @@ class Checker:
                 "ids", f"the server cancelled {params.get('requestId')!r}, which it never sent"
             )
 
-    def _progress(self, params: Mapping[str, Any]) -> None:
+    def _progress(self, params: Mapping[str, Any], now: float | None) -> None:
         token = params.get("progressToken")
         index = self._tokens.get(token) if isinstance(token, str | int) else None
         if index is None:
@@ -355,3 +395,5 @@ class Checker:
             )
         pending.last_progress = value
         pending.progress_seen += 1
+        if now is not None:
+            pending.alive_at = now

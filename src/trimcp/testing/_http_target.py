@@ -2,9 +2,14 @@
 
 No trimcp client code is involved, so a frame can be anything (bad JSON, duplicate keys).
 What comes back is tagged with the frame it answers: each message of a JSON body or of
-the POST's SSE stream, or the bare status of a ``202`` or an error. The standalone GET
-stream is opened after initialization when the server offers one. Closing sends DELETE
-and then checks that the server forgot the session (``404`` for its id).
+the POST's SSE stream, or the bare status of a ``202`` or an error. A POST of requests
+counts as sent once written (a server may hold its response head back until it has the
+answer); one of notifications or responses once its status came. A POST's SSE stream
+that the server ends before the answer is resumed, as the transport says: after
+``retry`` ms, ``GET`` with ``Last-Event-ID`` (at most :data:`MAX_RESUMES` times). The
+standalone GET stream is opened after initialization when the server offers one.
+Closing sends DELETE and then checks that the server forgot the session (``404`` for
+its id).
 
 Only loopback addresses are contacted unless the target is built with
 ``allow_remote=True``; plain ``http`` only.
@@ -13,6 +18,7 @@ Only loopback addresses are contacted unless the target is built with
 from __future__ import annotations
 
 import ipaddress
+import json
 import urllib.parse
 
 import h11
@@ -29,6 +35,10 @@ __all__ = ["HttpTarget", "is_loopback_url"]
 MAX_BODY = 10 << 20
 #: Seconds to wait for the answer to DELETE and to the probe after it.
 CLOSE_TIMEOUT = 5.0
+#: Resumptions of one POST's SSE stream before its answer counts as lost.
+MAX_RESUMES = 3
+#: The longest ``retry`` honoured before a resumption, in seconds.
+MAX_RETRY_WAIT = 5.0
 
 
 def is_loopback_url(url: str) -> bool:
@@ -53,11 +63,19 @@ class _Exchange:
     async def start(
         self, method: str, target: str, headers: list[tuple[str, str]], body: bytes
     ) -> h11.Response:
+        await self.write(method, target, headers, body)
+        return await self.response()
+
+    async def write(
+        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes
+    ) -> None:
         all_headers = [("Host", self.host), ("Content-Length", str(len(body))), *headers]
         data = self.h11.send(h11.Request(method=method, target=target, headers=all_headers))
         data += self.h11.send(h11.Data(data=body)) if body else b""
         data += self.h11.send(h11.EndOfMessage())
         await self.stream.send_all(data)
+
+    async def response(self) -> h11.Response:
         while True:
             event = await self._next()
             if isinstance(event, h11.Response):
@@ -126,42 +144,82 @@ class _HttpConnection:
             self.problem = f"cannot connect: {exc}"
             ready.set()
             return
+        ids = _request_ids(data)
         try:
             async with exchange.stream:
-                response = await exchange.start("POST", self.target.path, self._headers(), data)
+                await exchange.write("POST", self.target.path, self._headers(), data)
+                if ids:
+                    ready.set()
+                response = await exchange.response()
                 session = _header(response, b"mcp-session-id")
                 if session is not None and self.session_id is None:
                     self.session_id = session
                 ready.set()
-                await self._read_body(exchange, response, index)
+                decoder = await self._read_body(exchange, response, index, ids)
+            if decoder is not None:
+                await self._resume(decoder, index, ids)
         except (trio.BrokenResourceError, OSError, h11.ProtocolError) as exc:
             self.inbox.put(Inbound(f"connection failed: {exc}".encode(), index, status=599))
         finally:
             ready.set()
 
     async def _read_body(
-        self, exchange: _Exchange, response: h11.Response, index: int | None
-    ) -> None:
+        self,
+        exchange: _Exchange,
+        response: h11.Response,
+        index: int | None,
+        ids: frozenset[object] = frozenset(),
+    ) -> SSEDecoder | None:
+        """Read one response; the SSE decoder when its stream ended before the answer
+        to ``ids`` and can be resumed (it carried an event id)."""
         kind = (_header(response, b"content-type") or "").split(";")[0].strip().lower()
         if kind == "text/event-stream" and response.status_code == 200:
             decoder = SSEDecoder(max_event_size=MAX_BODY)
-            while (chunks := await exchange.chunks()) is not None:
-                for chunk in chunks:
-                    for event in decoder.feed(chunk):
-                        if event.data.strip():
-                            self.inbox.put(Inbound(event.data.encode("utf-8"), index))
-            return
+            owed = set(ids)
+            await self._read_events(exchange, decoder, index, owed)
+            return decoder if owed and decoder.last_event_id else None
         body = bytearray()
         while (chunks := await exchange.chunks()) is not None:
             for chunk in chunks:
                 body += chunk
                 if len(body) > MAX_BODY:
                     self.inbox.put(Inbound(b"body too large", index, status=599))
-                    return
+                    return None
         if response.status_code == 200 and kind == "application/json" and body.strip():
             self.inbox.put(Inbound(bytes(body), index))
         else:
             self.inbox.put(Inbound(bytes(body), index, status=response.status_code))
+        return None
+
+    async def _read_events(
+        self, exchange: _Exchange, decoder: SSEDecoder, index: int | None, owed: set[object]
+    ) -> None:
+        """Queue each event's message; strike from ``owed`` the ids answered."""
+        while (chunks := await exchange.chunks()) is not None:
+            for chunk in chunks:
+                for event in decoder.feed(chunk):
+                    if event.data.strip():
+                        self.inbox.put(Inbound(event.data.encode("utf-8"), index))
+                        owed -= _answered_ids(event.data)
+
+    async def _resume(self, decoder: SSEDecoder, index: int, ids: frozenset[object]) -> None:
+        """Resume a POST stream that ended before its answer (see the module doc)."""
+        owed = set(ids)
+        for _ in range(MAX_RESUMES):
+            retry = decoder.retry / 1000 if decoder.retry is not None else 1.0
+            await trio.sleep(min(retry, MAX_RETRY_WAIT))
+            exchange = await self._open()
+            async with exchange.stream:
+                headers = [(k, v) for k, v in self._headers() if k != "Content-Type"]
+                headers = [(k, "text/event-stream" if k == "Accept" else v) for k, v in headers]
+                headers.append(("Last-Event-ID", decoder.last_event_id))
+                response = await exchange.start("GET", self.target.path, headers, b"")
+                kind = (_header(response, b"content-type") or "").split(";")[0].strip()
+                if response.status_code != 200 or kind.lower() != "text/event-stream":
+                    return  # not resumable: the answer stays missing, and is reported
+                await self._read_events(exchange, decoder, index, owed)
+            if not owed:
+                return
 
     def negotiated(self, version: str) -> None:
         self.version = version
@@ -206,6 +264,34 @@ class _HttpConnection:
         if scope.cancelled_caught:
             return f"DELETE of the session was not answered within {CLOSE_TIMEOUT} s"
         return None
+
+
+def _request_ids(data: bytes) -> frozenset[object]:
+    """The ids of the requests a frame carries (none for anything else)."""
+    try:
+        value = json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return frozenset()
+    found = value if isinstance(value, list) else [value]
+    return frozenset(
+        m["id"]
+        for m in found
+        if isinstance(m, dict) and "method" in m and isinstance(m.get("id"), str | int)
+    )
+
+
+def _answered_ids(data: str) -> set[object]:
+    """The ids a message (or batch) of an SSE event answers."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return set()
+    found = value if isinstance(value, list) else [value]
+    return {
+        m.get("id")
+        for m in found
+        if isinstance(m, dict) and "method" not in m and ("result" in m or "error" in m)
+    }
 
 
 class HttpTarget:

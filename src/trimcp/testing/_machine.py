@@ -140,7 +140,7 @@ def machine_for(  # noqa: C901 - the rules are methods of one class defined here
             recorder.started()
 
         def do(self, action: dict[str, Any]) -> None:
-            limit = 10 * options.response_timeout + 30
+            limit = options.step_limit
             try:
                 self.loop.call(perform, self.session, action, limit=limit)
             except BaseException as exc:

@@ -114,6 +114,7 @@ def write_replay(failure: Failure, path: Path, target: str, options: Options) ->
         "detail": failure.detail,
         "target": target,
         "response_timeout": options.response_timeout,
+        "tool_timeouts": dict(options.tool_timeouts),
         "steps": failure.steps,
     }
     path.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -135,7 +136,7 @@ def replay(
     options = options or Options()
     loop = LoopThread(target.clock)
     session = Session(target, loop.nursery, options)
-    limit = 10 * options.response_timeout + 30
+    limit = options.step_limit
     try:
         for action in steps:
             loop.call(perform, session, action, limit=limit)

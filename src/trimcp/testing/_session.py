@@ -14,13 +14,13 @@ import contextlib
 import json
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 import trio
 
-from ._checker import Checker
+from ._checker import DEFAULT_TIMEOUT, Checker
 from ._frames import Expect, Frame, dumps, expect_for
 from ._inbox import Connection, Target
 from ._schemas import HANDSHAKE_REVISIONS
@@ -48,22 +48,52 @@ LIST_CAPABILITY = {
 class Options:
     """Budgets and switches of a conformance run.
 
-    ``response_timeout``: seconds a request may go unanswered. ``max_pages``: pages one
-    listing may take before it counts as endless. ``max_frame``: the largest frame sent
-    (the oversized frames stay under it). ``startup_timeout``: seconds ``initialize``
-    may take (a server process may be slow to start). ``skip_tools``: tools never called.
-    ``call_tools``: call the server's tools at all. ``ignore``: properties not to report
-    (to look past a known failure; the message that broke one is then only partly
-    checked).
+    ``response_timeout``: seconds a request may go unanswered; a progress notification
+    for it starts that wait again (progress is a sign of life, and the spec lets it
+    reset a timeout), up to ``progress_limit`` seconds in all. ``tool_timeouts``: the
+    same wait, per tool name, for ``tools/call`` (a tool known to be slow).
+    ``max_pages``: pages one listing may take before it counts as endless.
+    ``max_frame``: the largest frame sent (the oversized frames stay under it).
+    ``startup_timeout``: seconds ``initialize`` may take (a server process may be slow
+    to start). ``skip_tools``: tools never called. ``call_tools``: call the server's
+    tools at all. ``ignore``: properties not to report (to look past a known failure;
+    the message that broke one is then only partly checked).
     """
 
-    response_timeout: float = 5.0
+    response_timeout: float = DEFAULT_TIMEOUT
     startup_timeout: float = 30.0
     max_pages: int = 50
     max_frame: int = 1 << 20
     skip_tools: tuple[str, ...] = ()
     call_tools: bool = True
     ignore: tuple[str, ...] = ()
+    tool_timeouts: Mapping[str, float] = attrs.field(factory=dict, hash=False)
+    progress_limit: float = 120.0
+
+    def timeout_for(self, frame: Frame) -> float:
+        """The silence allowed before ``frame``'s answer is overdue."""
+        if self.tool_timeouts and frame.expect.method == "tools/call":
+            tool = _tool_name(frame.data)
+            if tool is not None and tool in self.tool_timeouts:
+                return self.tool_timeouts[tool]
+        return self.response_timeout
+
+    @property
+    def step_limit(self) -> float:
+        """Seconds one step (an action and its barrier) may take before the run is
+        declared hung: every wait it makes is bounded by these budgets."""
+        longest = max([self.response_timeout, *self.tool_timeouts.values()])
+        return 10 * longest + max(longest, self.progress_limit) + 30
+
+
+def _tool_name(data: bytes) -> str | None:
+    try:
+        value = json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    params = value.get("params") if isinstance(value, dict) else None
+    name = params.get("name") if isinstance(params, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def reverse_answer(method: str, request_id: Id, policy: str) -> dict[str, Any]:
@@ -161,7 +191,7 @@ class Session:
             items = connection.inbox.take()
             for item in items:
                 try:
-                    reverse = checker.receive(item)
+                    reverse = checker.receive(item, trio.current_time())
                 except Violation as exc:
                     if exc.property not in self.options.ignore:
                         self.failure = self.failure or exc
@@ -190,18 +220,28 @@ class Session:
                 await self._changed.wait()
         self._raise()
 
-    async def send(self, frame: Frame, token: Id | None = None) -> int:
+    async def send(
+        self, frame: Frame, token: Id | None = None, timeout: float | None = None
+    ) -> int:
+        """Send ``frame``; its answer may take ``timeout`` seconds (default: the options')."""
         assert self.connection is not None
         self._index += 1
-        self.checker.sent(self._index, frame, trio.current_time(), token)
+        wait = self.options.timeout_for(frame) if timeout is None else timeout
+        self.checker.sent(self._index, frame, trio.current_time(), token, wait)
         await self.connection.send(frame.data, self._index)
         return self._index
 
-    async def answer_of(self, index: int, timeout: float | None = None) -> Any:
+    async def answer_of(self, index: int) -> Any:
         """Wait for the answer to frame ``index``; the response (``None`` if none came)."""
+        connection = self.connection
+        assert connection is not None
         pending = self.checker.pending[index]
-        limit = self.options.response_timeout if timeout is None else timeout
-        await self.wait(lambda: pending.answers > 0, trio.current_time() + limit)
+        cap = self.options.progress_limit
+        # Progress may move the deadline on while waiting: wait again until it holds.
+        while pending.answers == 0 and trio.current_time() < pending.deadline(cap):
+            await self.wait(lambda: pending.answers > 0, pending.deadline(cap))
+            if connection.dead() is not None:
+                break
         return pending.value
 
     async def request(
@@ -213,10 +253,8 @@ class Session:
         if params is not None:
             message["params"] = params
         frame = Frame(dumps(message), "valid", expect_for(self.checker.version, message))
-        index = await self.send(frame)
-        if timeout is not None:  # started late (a process starting up): not overdue yet
-            self.checker.pending[index].sent_at += timeout - self.options.response_timeout
-        return index, await self.answer_of(index, timeout)
+        index = await self.send(frame, timeout=timeout)
+        return index, await self.answer_of(index)
 
     async def barrier(self) -> None:
         """Ping, then wait until everything owed is answered; check the session lives."""
@@ -225,15 +263,20 @@ class Session:
         request_id = self.fresh_id(text=True)
         message = {"jsonrpc": "2.0", "id": request_id, "method": "ping"}
         ping = Frame(dumps(message), "barrier", Expect("one", (request_id,), method="ping"))
-        index = await self.send(ping)
-        timeout = self.options.response_timeout
-        await self.wait(self.checker.settled, trio.current_time() + timeout)
-        if self.checker.pending[index].answers == 0:
-            dead = connection.dead()
-            reason = f" ({dead})" if dead else ""
-            raise violation(
-                "session-survives", f"the ping after the last step was not answered{reason}"
-            )
-        self.checker.overdue(trio.current_time(), timeout)
+        answered = self.checker.pending[await self.send(ping)]
+        cap = self.options.progress_limit
+        while True:
+            await self.wait(self.checker.settled, self.checker.next_deadline(cap))
+            now = trio.current_time()
+            over = self.checker.settled() or connection.dead() is not None
+            if answered.answers == 0 and (over or now >= answered.deadline(cap)):
+                dead = connection.dead()
+                reason = f" ({dead})" if dead else ""
+                raise violation(
+                    "session-survives", f"the ping after the last step was not answered{reason}"
+                )
+            self.checker.overdue(now, cap)
+            if over:
+                break
         self.checker.barrier()
         self._raise()

@@ -1,10 +1,11 @@
 """Targets over a byte stream: a trimcp Server in-process, or any command over stdio.
 
-Both speak NDJSON: one frame per line. The in-process target serves a
-:class:`trimcp.server.Server` over a Trio memory stream pair in the same run (so a test
-can use a virtual clock); the stdio target starts the command as a child process, and
-closing the connection closes its stdin and waits for it to exit, as the stdio
-transport's shutdown sequence says.
+Both speak NDJSON: one frame per line, written whole: the session's main task and its
+drain (answering the server's requests) may send at once, so a lock serialises them.
+The in-process target serves a :class:`trimcp.server.Server` over a Trio memory stream
+pair in the same run (so a test can use a virtual clock); the stdio target starts the
+command as a child process, and closing the connection closes its stdin and waits for
+it to exit, as the stdio transport's shutdown sequence says.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ __all__ = ["MAX_LINE", "MemoryTarget", "StdioTarget"]
 MAX_LINE = 10 << 20
 #: Bytes of the child's stderr kept for reports.
 STDERR_TAIL = 16 << 10
+#: Seconds a server may take to end its session once the client closed its side: it
+#: may first finish and answer the requests it had read (trimcp's grace is 5 s).
+CLOSE_GRACE = 10.0
 
 
 async def _read_lines(stream: trio.abc.ReceiveStream, inbox: Inbox, state: dict[str, str]) -> None:
@@ -51,10 +55,12 @@ class _MemoryConnection:
         self._stream = stream
         self.state: dict[str, str] = {}
         self.served = trio.Event()
+        self._sending = trio.Lock()
 
     async def send(self, data: bytes, index: int) -> None:
         try:
-            await self._stream.send_all(data + b"\n")
+            async with self._sending:
+                await self._stream.send_all(data + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self.state.setdefault("dead", "the server closed its input")
 
@@ -73,10 +79,10 @@ class _MemoryConnection:
     async def close(self) -> str | None:
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
             await self._stream.send_stream.aclose()
-        with trio.move_on_after(5):
+        with trio.move_on_after(CLOSE_GRACE):
             await self.served.wait()
             return None
-        return "the session did not end within 5 s of the client closing its side"
+        return f"the session did not end within {CLOSE_GRACE:g} s of the client closing its side"
 
 
 class MemoryTarget:
@@ -113,11 +119,13 @@ class _StdioConnection:
         self.process = process
         self.state: dict[str, str] = {}
         self.stderr = bytearray()
+        self._sending = trio.Lock()
 
     async def send(self, data: bytes, index: int) -> None:
         assert self.process.stdin is not None
         try:
-            await self.process.stdin.send_all(data + b"\n")
+            async with self._sending:
+                await self.process.stdin.send_all(data + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self.state.setdefault("dead", "the server closed its input")
 
@@ -144,10 +152,10 @@ class _StdioConnection:
         problem = None
         with trio.CancelScope(shield=True):
             await self.process.stdin.aclose()
-            with trio.move_on_after(5) as waiting:
+            with trio.move_on_after(CLOSE_GRACE) as waiting:
                 await self.process.wait()
             if waiting.cancelled_caught:
-                problem = "the server did not exit within 5 s of its stdin closing"
+                problem = f"the server did not exit within {CLOSE_GRACE:g} s of its stdin closing"
                 self.process.kill()
             await self.process.wait()
             await self._close_pipes()

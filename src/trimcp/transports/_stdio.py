@@ -8,8 +8,11 @@ returns promptly.
 
 Client side, :class:`StdioCommand` starts the server as a child process. Leaving its
 ``connect()`` block shuts the child down as the spec's lifecycle says: close its stdin,
-wait up to 2 s, SIGTERM, wait up to 2 s, SIGKILL. A child that dies early ends the
-channel, so every pending call fails at once.
+wait up to 2 s, SIGTERM, wait up to 2 s, SIGKILL. Its stdout stays open and is read
+(and dropped) until it ends or the child exits, so a server that still writes while it
+shuts down (a last log line, an answer already on its way) never meets a closed pipe
+(``EPIPE``). A child that dies early ends the channel, so every pending call fails at
+once.
 """
 
 from __future__ import annotations
@@ -74,21 +77,64 @@ def _flush_python_stdout() -> None:
             stdout.flush()
 
 
-async def _shut_down(process: trio.Process) -> None:
-    """Close stdin, then SIGTERM, then SIGKILL, each after ``SHUTDOWN_STEP`` seconds."""
+@final
+class _ChildOutput(trio.abc.ReceiveStream):
+    """The child's stdout as its channel sees it.
+
+    Closing it (the session is over) ends the channel's reading at once but leaves
+    the pipe open: the pipe is the ``connect()`` block's to drain and close once the
+    child has exited.
+    """
+
+    def __init__(self, pipe: trio.abc.ReceiveStream) -> None:
+        self._pipe = pipe
+        self._closed = False
+        self._reading: trio.CancelScope | None = None
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        if not self._closed:
+            with trio.CancelScope() as self._reading:
+                return await self._pipe.receive_some(max_bytes)
+        await trio.lowlevel.checkpoint()
+        raise trio.ClosedResourceError("the channel to the child process was closed")
+
+    async def aclose(self) -> None:
+        self._closed = True
+        if self._reading is not None:
+            self._reading.cancel()  # the read in progress ends as if closed
+        await trio.lowlevel.checkpoint()
+
+
+async def _shut_down(process: trio.Process, output: trio.abc.ReceiveStream) -> None:
+    """Close stdin, then SIGTERM, then SIGKILL, each after ``SHUTDOWN_STEP`` seconds;
+    meanwhile read what the child still writes, until its stdout ends or it exits."""
     with trio.CancelScope(shield=True):
-        if process.stdin is not None:
-            with contextlib.suppress(trio.BrokenResourceError):
-                await process.stdin.aclose()
-        with trio.move_on_after(SHUTDOWN_STEP):
-            await process.wait()
-            return
-        process.terminate()
-        with trio.move_on_after(SHUTDOWN_STEP):
-            await process.wait()
-            return
-        process.kill()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_discard, output)
+            await _stop(process)
+            nursery.cancel_scope.cancel()  # exited, but a grandchild may hold stdout
+        await output.aclose()
+
+
+async def _discard(output: trio.abc.ReceiveStream) -> None:
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        while await output.receive_some(65536):
+            pass
+
+
+async def _stop(process: trio.Process) -> None:
+    if process.stdin is not None:
+        with contextlib.suppress(trio.BrokenResourceError):
+            await process.stdin.aclose()
+    with trio.move_on_after(SHUTDOWN_STEP):
         await process.wait()
+        return
+    process.terminate()
+    with trio.move_on_after(SHUTDOWN_STEP):
+        await process.wait()
+        return
+    process.kill()
+    await process.wait()
 
 
 @final
@@ -115,13 +161,12 @@ class StdioCommand:
         )
         assert process.stdin is not None
         assert process.stdout is not None
-        channel = StreamChannel(process.stdin, process.stdout, max_line=self.max_line)
+        output = _ChildOutput(process.stdout)
+        channel = StreamChannel(process.stdin, output, max_line=self.max_line)
         try:
             yield channel
         finally:
-            await _shut_down(process)
-            with trio.CancelScope(shield=True):
-                await process.stdout.aclose()
+            await _shut_down(process, process.stdout)
 
 
 def stdio_command(

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
 from typing import Any
 
 import trio
+
+from trimcp.wire import RequestId
 
 from ._guards import HttpError
 from ._sse_stream import Outbox
@@ -22,6 +24,7 @@ __all__ = [
     "ClientGone",
     "Receive",
     "Send",
+    "batch_error_body",
     "pump",
     "read_body",
     "send_empty",
@@ -125,10 +128,22 @@ async def send_empty(
 def error_body(error: HttpError) -> bytes:
     if error.body is not None:
         return error.body
+    return _dumps(_error_response(error, error.id))
+
+
+def batch_error_body(error: HttpError, ids: Iterable[RequestId]) -> bytes:
+    """``error`` as the answer to each request of a batch: one error response per id."""
+    return _dumps([_error_response(error, request_id) for request_id in ids])
+
+
+def _error_response(error: HttpError, request_id: RequestId | None) -> dict[str, Any]:
     detail: dict[str, Any] = {"code": error.code, "message": error.message}
     if error.data is not None:
         detail["data"] = error.data
-    value = {"jsonrpc": "2.0", "id": error.id, "error": detail}
+    return {"jsonrpc": "2.0", "id": request_id, "error": detail}
+
+
+def _dumps(value: object) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
 

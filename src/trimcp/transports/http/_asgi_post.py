@@ -16,9 +16,17 @@ from typing import Final, Protocol
 import trio
 
 from trimcp.nursery import Caller
-from trimcp.wire import Message, Notification, Request
+from trimcp.wire import Message, Notification, Request, RequestId
 
-from ._asgi_io import Receive, Send, pump, send_empty, send_error, send_sse_end
+from ._asgi_io import (
+    Receive,
+    Send,
+    batch_error_body,
+    pump,
+    send_empty,
+    send_error,
+    send_sse_end,
+)
 from ._guards import SERVER_ERROR, Headers, HttpError
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
@@ -99,7 +107,7 @@ async def serve_post(
         finally:
             channel.detach(outbox)
         if written is None:
-            await _answer_empty(channel, send, response_headers, limits, draining)
+            await _answer_empty(channel, ids, send, response_headers, limits, draining)
     finally:
         channel.busy -= 1
         channel.touch()
@@ -109,20 +117,27 @@ async def serve_post(
 
 async def _answer_empty(
     channel: HttpSessionChannel,
+    ids: list[RequestId],
     send: Send,
     headers: list[tuple[bytes, bytes]],
     limits: HttpServerLimits,
     draining: Callable[[], bool] | None,
 ) -> None:
-    """The answer of a POST whose requests ended with no output."""
+    """The answer of a POST whose requests ended with no output: an empty stream when
+    the client cancelled them, else the error of the session's end, which names the
+    request (one error per request for a batch)."""
     if not channel.closed:  # cancelled before any output: an empty stream
         await send_sse_end(send, headers)
-    elif draining is not None and draining():
-        await send_error(send, shutting_down(limits), headers)
+        return
+    if draining is not None and draining():
+        error = shutting_down(limits)
     else:
-        await send_error(
-            send, HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND), headers
-        )
+        error = HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND)
+    if len(ids) == 1:
+        error.id = ids[0]
+    else:
+        error.body = batch_error_body(error, ids)
+    await send_error(send, error, headers)
 
 
 def shutting_down(limits: HttpServerLimits) -> HttpError:

@@ -20,13 +20,24 @@ class Call:
     ``session`` is the session id it was last sent with (``None`` once it got a 404).
     """
 
-    __slots__ = ("scope", "session", "stateless")
+    __slots__ = ("carried", "scope", "session", "stateless")
 
     def __init__(self, stateless: bool = False) -> None:
         self.scope = trio.CancelScope()
         self.session: str | None = None
         #: Sent as a stateless-era request (its cancellation is closing its stream).
         self.stateless = stateless
+        #: Its stream carried a request of the server's (sampling, elicitation ...).
+        self.carried = False
+
+    def give_up(self, linger: float) -> None:
+        """Stop reading the answer: at once, or within ``linger`` seconds when the stream
+        carried a request of the server's. The server cancels that request on this
+        stream before it ends it, and the handler answering it must hear of it."""
+        if self.carried:
+            self.scope.deadline = min(self.scope.deadline, trio.current_time() + linger)
+        else:
+            self.scope.cancel()
 
 
 class GivenUp(trio.ClosedResourceError):

@@ -212,7 +212,7 @@ class HttpClientChannel:
             # requests that are being given up (a cancelled batch of parked calls),
             # the notifications would otherwise wait for connections that free up
             # only after them, until the bounded cancel send gives up.
-            call.scope.cancel()
+            call.give_up(self.config.stream_linger)
         fresh = Call(stateless=modern_headers(message) is not None)
         status = Started(fresh.scope.cancel)
         self._nursery.start_soon(self._post, message, fresh, status)
@@ -276,6 +276,11 @@ class HttpClientChannel:
     def waiting(self, request_id: RequestId) -> bool:
         """Whether ``request_id`` still waits for its answer."""
         return request_id in self._outstanding
+
+    def carried_request(self, request_id: RequestId) -> None:
+        """The stream of ``request_id`` brought a request of the server's."""
+        if (call := self._outstanding.get(request_id)) is not None:
+            call.carried = True
 
     async def deliver(self, message: Message | list[Message]) -> None:
         """Queue received message(s) for ``receive()`` (raises once the channel is closed)."""

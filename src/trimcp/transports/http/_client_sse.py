@@ -28,6 +28,7 @@ from trimcp.wire import (
     INTERNAL_ERROR,
     ErrorObject,
     RemoteProtocolError,
+    Request,
     RequestId,
     SSEDecoder,
     SSEEvent,
@@ -83,7 +84,7 @@ class SseReader:
         return max(base, backoff * random.uniform(0.5, 1.0))
 
     # ------------------------------------------------------------------ reading
-    async def _on_event(self, event: SSEEvent) -> None:
+    async def _on_event(self, event: SSEEvent, stream_of: RequestId | None) -> None:
         if event.event != "message":
             logger.debug("ignoring SSE event of type %r", event.event)
             return
@@ -92,11 +93,15 @@ class SseReader:
         except RemoteProtocolError as exc:
             logger.warning("ignoring an undecodable SSE message: %s", exc)
             return
+        if stream_of is not None and any(
+            isinstance(m, Request) for m in (message if isinstance(message, list) else [message])
+        ):
+            self.channel.carried_request(stream_of)
         await self.channel.deliver(message)
 
-    async def _feed(self, decoder: SSEDecoder, chunk: bytes) -> None:
+    async def _feed(self, decoder: SSEDecoder, chunk: bytes, stream_of: RequestId | None) -> None:
         for event in decoder.feed(chunk):
-            await self._on_event(event)
+            await self._on_event(event, stream_of)
 
     async def pump(
         self, conn: HttpConnection, decoder: SSEDecoder, until: RequestId | None
@@ -107,14 +112,14 @@ class SseReader:
         that ends it promptly leaves a reusable connection.
         """
         while (chunk := await conn.receive_chunk()) is not None:
-            await self._feed(decoder, chunk)
+            await self._feed(decoder, chunk, until)
             if until is not None and not self.channel.waiting(until):
                 with trio.move_on_after(self.config.stream_linger):
                     while (chunk := await conn.receive_chunk()) is not None:
-                        await self._feed(decoder, chunk)
-                    await self._feed(decoder, b"")
+                        await self._feed(decoder, chunk, until)
+                    await self._feed(decoder, b"", until)
                 return True
-        await self._feed(decoder, b"")
+        await self._feed(decoder, b"", until)
         return until is not None and not self.channel.waiting(until)
 
     async def read_post_stream(

@@ -8,8 +8,16 @@ sends goes on exactly one stream, chosen by :meth:`send`:
 
 * a response goes to the stream of the POST that carried its request (by id);
 * a message ``related`` to an inbound request goes to that request's stream;
+* ``notifications/cancelled`` for a request the server made on a request's stream goes
+  on that same stream;
 * anything else goes to the standalone GET stream, or is dropped (and counted) when the
   session never opened one.
+
+A request stream ends once every request it carried is answered or cancelled by the
+client, and every request the server made on it (sampling, elicitation, roots) is
+answered or cancelled in turn. So when the client cancels a call whose handler waits
+on a reverse call, the stream stays open for the ``notifications/cancelled`` of that
+reverse call, which reaches the client before the stream closes (design invariant 4).
 
 A request stream starts undecided. If the first message routed to it is its own
 response, the POST is answered with one JSON body; otherwise it becomes an SSE stream
@@ -43,6 +51,7 @@ from trimcp.wire import (
     ErrorObject,
     ErrorResponse,
     Message,
+    Notification,
     Request,
     RequestId,
     Response,
@@ -79,6 +88,7 @@ class RequestStream:
         "mode",
         "outbox",
         "pending",
+        "reverse",
         "stream_id",
     )
 
@@ -102,10 +112,18 @@ class RequestStream:
         #: Responses of a batch, held until all arrived (JSON mode only).
         self.collected: list[bytes] = []
         self.outbox: Outbox | None = None
+        #: Ids of the requests the server made on this stream, not yet answered or
+        #: cancelled: the stream stays open for them.
+        self.reverse: set[RequestId] = set()
 
     @property
     def done(self) -> bool:
         return not self.pending
+
+    @property
+    def over(self) -> bool:
+        """Nothing more can go on it: its requests and its reverse calls have ended."""
+        return not self.pending and not self.reverse
 
 
 @final
@@ -142,6 +160,9 @@ class HttpSessionChannel:
         self.on_initialized: Callable[[], None] | None = None
         self._inbound_send, self._inbound = trio.open_memory_channel[Message](limits.inbound_queue)
         self._by_request: dict[RequestId, RequestStream] = {}
+        #: The stream each outstanding reverse call (a request the server made on a
+        #: request's stream) went out on.
+        self._reverse: dict[RequestId, RequestStream] = {}
         self._live: dict[str, RequestStream] = {}
         self._next_stream = 1
         #: The standalone stream's outbox while a GET holds it; ``opened`` once one did.
@@ -197,6 +218,11 @@ class HttpSessionChannel:
                 return
             await self._emit(stream, message, response_id=message.id)
             return
+        reverse_id = self._cancelled_reverse_call(message)
+        if reverse_id is not None:  # even once its request was cancelled
+            await self._emit(self._reverse[reverse_id], message, response_id=None)
+            self._settle(reverse_id)
+            return
         if related is None:
             await self._send_standalone(message)
             return
@@ -206,9 +232,31 @@ class HttpSessionChannel:
                 raise trio.BrokenResourceError("the related request has ended")
             self._drop(message, "its request has ended")
             return
-        if isinstance(message, Request) and stream.outbox is None and stream.mode != "sse":
-            raise trio.BrokenResourceError("the client left before this request")
+        if isinstance(message, Request):
+            if stream.outbox is None and stream.mode != "sse":
+                raise trio.BrokenResourceError("the client left before this request")
+            stream.reverse.add(message.id)
+            self._reverse[message.id] = stream
         await self._emit(stream, message, response_id=None)
+
+    def _cancelled_reverse_call(self, message: Message) -> RequestId | None:
+        """The reverse call ``message`` cancels, if it is one that went on a stream."""
+        if not isinstance(message, Notification) or message.method != "notifications/cancelled":
+            return None
+        request_id = (message.params or {}).get("requestId")
+        if isinstance(request_id, str | int) and request_id in self._reverse:
+            return request_id
+        return None
+
+    def _settle(self, reverse_id: RequestId) -> None:
+        """A reverse call was answered or cancelled: end its stream if that was the last
+        thing it waited for."""
+        stream = self._reverse.pop(reverse_id, None)
+        if stream is None:
+            return
+        stream.reverse.discard(reverse_id)
+        if stream.over and self._live.get(stream.stream_id) is stream:
+            self._end_stream(stream)
 
     # ------------------------------------------------------------ routing
     def _drop(self, message: Message, why: str) -> None:
@@ -256,7 +304,7 @@ class HttpSessionChannel:
                 return
             await self._start_sse(stream)
         await self._put_event(stream, data)
-        if stream.done:
+        if stream.over:
             self._end_stream(stream)
 
     def _finish_json(self, stream: RequestStream) -> None:
@@ -387,7 +435,7 @@ class HttpSessionChannel:
             return
         del self._by_request[request_id]
         stream.pending.discard(request_id)
-        if stream.done:
+        if stream.over:
             if stream.mode == "pending" and stream.collected:
                 self._finish_json(stream)
             else:
@@ -476,6 +524,8 @@ class HttpSessionChannel:
         ``notifications/initialized`` calls :attr:`on_initialized`."""
         await self._inbound_send.send(message)
         note_initialized(self, message)
+        if isinstance(message, Response | ErrorResponse) and message.id is not None:
+            self._settle(message.id)  # the client answered a reverse call
 
     async def deliver_internal(self, request: Request) -> trio.Event:
         """Deliver a request whose response the transport swallows; set when answered."""
@@ -499,6 +549,7 @@ class HttpSessionChannel:
                 stream.outbox = None
         self._live.clear()
         self._by_request.clear()
+        self._reverse.clear()
         if self._standalone is not None:
             self._standalone.close()
             self._standalone = None
