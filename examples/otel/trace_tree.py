@@ -87,8 +87,13 @@ async def main() -> None:
         exporter.clear()  # keep the tree to the one call
         with trio.move_on_after(0.2):
             await client.call_tool("research", {"topic": "structured concurrency"})
-        await client.ping()  # by its answer, the server has seen the cancellation
-    spans = [s for s in exporter.get_finished_spans() if s.name != "ping"]
+        # The cancellation travels on by itself: to the server's tool run, to its
+        # reverse call, and back to the client's model. Wait until every span of the
+        # tree (the call, the tool run, two samplings on each side) has ended.
+        with trio.fail_after(5):
+            while len(exporter.get_finished_spans()) < 6:
+                await trio.sleep(0.01)
+    spans = list(exporter.get_finished_spans())
     print("\n".join(tree(spans)))
     provider.shutdown()
 
