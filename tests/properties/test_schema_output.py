@@ -93,7 +93,7 @@ tool_payloads = st.one_of(
         st.builds(
             p.CallToolResult,
             content=blocks,
-            is_error=st.none() | st.booleans(),
+            is_error=st.booleans(),
             meta=metas,
         ),
     ),
