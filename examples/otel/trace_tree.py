@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import trio
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -44,6 +44,19 @@ async def model(
     return trimcp.CreateMessageResult(
         role="assistant", content=trimcp.TextContent(text="1. trio"), model="demo"
     )
+
+
+class SpansEnded(SpanProcessor):
+    """Sets ``event`` once ``count`` spans have ended (spans end in trio's thread)."""
+
+    def __init__(self, count: int, event: trio.Event) -> None:
+        self.left = count
+        self.event = event
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.left -= 1
+        if self.left == 0:
+            self.event.set()
 
 
 def tree(spans: Sequence[ReadableSpan]) -> list[str]:
@@ -85,14 +98,15 @@ async def main() -> None:
         server.in_memory(), sampling=model, middlewares=client_side, era="handshake"
     ) as client:
         exporter.clear()  # keep the tree to the one call
+        ended = trio.Event()
+        provider.add_span_processor(SpansEnded(6, ended))
         with trio.move_on_after(0.2):
             await client.call_tool("research", {"topic": "structured concurrency"})
         # The cancellation travels on by itself: to the server's tool run, to its
         # reverse call, and back to the client's model. Wait until every span of the
         # tree (the call, the tool run, two samplings on each side) has ended.
         with trio.fail_after(5):
-            while len(exporter.get_finished_spans()) < 6:
-                await trio.sleep(0.01)
+            await ended.wait()
     spans = list(exporter.get_finished_spans())
     print("\n".join(tree(spans)))
     provider.shutdown()
