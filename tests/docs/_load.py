@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import sys
 from types import ModuleType
+
+import trio
 
 from ._pages import SNIPPETS
 
@@ -33,3 +36,22 @@ def load(name: str, **env: str) -> ModuleType:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def shown(name: str) -> str:
+    """The text of ``docs/snippets/<name>``: what a page shows a program printing."""
+    return (SNIPPETS / name).read_text(encoding="utf-8")
+
+
+async def run_program(name: str) -> str:
+    """Run ``python docs/snippets/<name>`` as a process (real clock); its stdout."""
+    with trio.fail_after(90):
+        done = await trio.run_process(
+            [sys.executable, SNIPPETS / name],
+            stdin=subprocess.DEVNULL,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    return done.stdout.decode()

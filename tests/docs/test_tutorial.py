@@ -12,33 +12,22 @@ import trio
 
 import trimcp
 
+from ..auth._flow import run_client
 from ..stdio._child import raw_child
 from ._pages import SNIPPETS
 
 HERE = SNIPPETS / "tutorial"
 SERVER = SNIPPETS / "tutorial/server.py"
+CLIENT = str(SNIPPETS / "tutorial/client.py")
 
 
 def _expected_client_output() -> list[str]:
     return (SNIPPETS / "tutorial/client.txt").read_text(encoding="utf-8").splitlines()
 
 
-async def _run_client(*args: str) -> list[str]:
-    with trio.fail_after(60):
-        done = await trio.run_process(
-            [sys.executable, SNIPPETS / "tutorial/client.py", *args],
-            cwd=HERE,
-            stdin=subprocess.DEVNULL,
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-        )
-    assert done.returncode == 0, done.stderr.decode()[-3000:]
-    return done.stdout.decode().splitlines()
-
-
 async def test_the_client_over_stdio_prints_the_page() -> None:
-    assert await _run_client() == _expected_client_output()
+    # python client.py, in its directory, is python client.py /path/to/server.py.
+    assert await run_client(CLIENT, str(SERVER)) == _expected_client_output()
 
 
 async def test_the_client_over_http_prints_the_same() -> None:
@@ -46,7 +35,7 @@ async def test_the_client_over_http_prints_the_same() -> None:
     with trio.fail_after(60):
         async with raw_child(argv, stdin=subprocess.DEVNULL) as child:
             line = await child.out.until(b"serving http://127.0.0.1:")
-            lines = await _run_client(line.decode().split()[1])
+            lines = await run_client(CLIENT, line.decode().split()[1])
             child.process.terminate()
     expected = _expected_client_output()
     assert lines[0] == "connected to todo over streamable-http"
