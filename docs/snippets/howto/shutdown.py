@@ -37,7 +37,7 @@ async def main() -> None:
             calls.start_soon(call, client, 0.5)  # done within the grace
             calls.start_soon(call, client, 60)  # cancelled when the grace is over
             await trio.sleep(0.2)
-            await server.shutdown(grace=1.0)
+            await server.shutdown(grace=2.0)
             await call(client, 1)  # refused: the server is shutting down
     print("serve_http has returned by itself")  # the nursery waited for it
 
