@@ -1,6 +1,5 @@
 """The griffe extension of the documentation site renders the Sphinx roles of trimcp's
-docstrings as links to the objects they name (needs the ``docs`` extra, which CI
-installs)."""
+docstrings as links to the objects they name."""
 
 from __future__ import annotations
 
@@ -8,11 +7,10 @@ import importlib.util
 from types import ModuleType
 from typing import Any
 
+import griffe
 import pytest
 
 from ._pages import DOCS
-
-griffe = pytest.importorskip("griffe")
 
 
 def _extension() -> ModuleType:
