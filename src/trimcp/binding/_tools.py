@@ -148,7 +148,7 @@ class ToolBinding:
 
         Raises:
             ArgumentsError: *arguments* do not fit the parameters (raised by the call
-              itself; the function is not run).
+                itself; the function is not run).
         """
         args, kwargs = self.structure_arguments(arguments)
         if self._context_param is not None:

@@ -398,16 +398,19 @@ async def open_client(
       transport: where the server is (``trimcp.stdio_command(...)``,
         ``server.in_memory()``, ...).
       protocol_version: the revision to ask for; the server may choose an older one.
-      sampling / elicitation / roots: answer the server's reverse calls; each one given
-        declares its capability. ``sampling`` may be a :class:`Sampling` (tools),
-        ``elicitation`` an :class:`Elicitation` (form and URL modes, defaults); see
-        :mod:`trimcp.client._sampling`, :mod:`trimcp.client._elicitation`,
-        :mod:`trimcp.client._roots`.
+      sampling: answers the server's ``sampling/createMessage`` and declares the
+        ``sampling`` capability; a handler, or a :class:`Sampling` (tools); see
+        :mod:`trimcp.client._sampling`.
+      elicitation: answers ``elicitation/create`` and declares ``elicitation``; a
+        handler, or an :class:`Elicitation` (form and URL modes, defaults); see
+        :mod:`trimcp.client._elicitation`.
+      roots: answers ``roots/list`` and declares ``roots``; a handler or a list of
+        roots; see :mod:`trimcp.client._roots`.
       on_log: receives the server's ``notifications/message``, at every level until
         :meth:`Client.set_logging_level` says otherwise, in either era (stateless-era
         requests then carry ``logLevel: "debug"``).
-      on_resource_updated / on_resources_list_changed: receive the server's
-        ``notifications/resources/updated`` and ``.../list_changed``.
+      on_resource_updated: receives the server's ``notifications/resources/updated``.
+      on_resources_list_changed: receives ``notifications/resources/list_changed``.
       era: ``"auto"`` (the default: probe with ``server/discover``, fall back to
         ``initialize``, as the dual-era client of the 2026-07-28 versioning page does),
         ``"stateless"`` (no fallback) or ``"handshake"`` (``initialize`` at once). Pick

@@ -61,9 +61,10 @@ class Telemetry:
     """Traces and metrics for the sessions it is installed on; see the module doc.
 
     Args:
-      tracer_provider / meter_provider: where spans and measurements go (default: the
-        global providers that ``opentelemetry-sdk`` or a distro configured; with none
-        configured, the API's no-op ones).
+      tracer_provider: where spans go (default: the global provider that
+        ``opentelemetry-sdk`` or a distro configured; with none configured, the API's
+        no-op one).
+      meter_provider: where measurements go (default: the global provider, likewise).
       propagator: how trace context is written into and read from ``params._meta``
         (default: the global propagator, W3C Trace Context and Baggage).
 

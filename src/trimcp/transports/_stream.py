@@ -60,7 +60,9 @@ class StreamChannel:
     session answers what it already read before it ends.
 
     Args:
-      send_stream / receive_stream: the two halves (the same object for a two-way stream).
+      send_stream: where messages are written (the same object as ``receive_stream``
+        for a two-way stream).
+      receive_stream: where messages are read.
       max_line: the largest line accepted (default 4 MiB); see :class:`trimcp.wire.LineFramer`.
       receive_size: bytes asked for per read (default 64 KiB).
       send_timeout: seconds one write may take (default 30); see the module doc.

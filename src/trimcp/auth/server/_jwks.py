@@ -73,7 +73,12 @@ class JwksCache:
 
     Args:
       url: where the key set is (``jwks_uri`` of the authorization server's metadata).
-      ttl, min_refetch, timeout, max_bytes, max_keys: the bounds of the module doc.
+      ttl: seconds a fetched key set is used before it is fetched again.
+      min_refetch: seconds between fetches caused by unknown key ids (or after a
+        failed fetch).
+      timeout: seconds one fetch may take.
+      max_bytes: bytes of key set read at most.
+      max_keys: keys kept from one key set at most.
       fetcher: fetches the document (default: trimcp's HTTP client with the bounds);
         tests pass their own.
     """

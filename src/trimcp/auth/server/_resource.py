@@ -78,7 +78,8 @@ class ResourceServer:
       scopes_supported: the scopes named in the metadata (default: every scope the
         server's tools, prompts and resources declare, and ``required_scopes``).
       required_scopes: scopes every request needs.
-      resource_name, resource_documentation: shown by clients (metadata).
+      resource_name: a human-readable name shown by clients (metadata).
+      resource_documentation: a URL of documentation shown by clients (metadata).
       dpop: checks DPoP proofs; without it the ``DPoP`` scheme is not accepted.
       dpop_required: refuse plain bearer tokens (needs ``dpop``).
       max_token_bytes: longer tokens are refused unparsed.

@@ -75,7 +75,8 @@ class MemoryEventStore:
     """A bounded in-memory :class:`EventStore` for one session.
 
     Args:
-      max_events / max_bytes: per stream; the oldest events are evicted first.
+      max_events: events kept per stream; the oldest are evicted first.
+      max_bytes: bytes of event data kept per stream; the oldest are evicted first.
       max_streams: streams kept; the least recently written stream is evicted first.
       max_session_bytes: bytes of event data across the session's streams; the
         session's oldest events are evicted first.
