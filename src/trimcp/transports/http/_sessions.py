@@ -36,6 +36,11 @@ inside the server's): an SSE event that does not fit closes its stream like an
 overflow (the event stays in the store), and a JSON answer that does not fit is
 replaced by a ``-32000`` error for its request, so output held for slow clients never
 grows past the budgets.
+
+A session kept in a shared store (several processes behind a balancer) has a
+:class:`~._shared_channel.SharedRouting`: its event store is the shared one, streams
+it writes may be held by another process, and it holds streams others write
+(:mod:`._shared_channel`). Without one, nothing here touches another process.
 """
 
 from __future__ import annotations
@@ -64,6 +69,8 @@ from ._event_store import EventStore
 from ._guards import SERVER_ERROR, Headers, HttpError
 from ._handshake import note_initialized
 from ._server_limits import HttpServerLimits
+from ._shared import PROCESS_ID_SHIFT, SessionRecord, StoreUnavailable
+from ._shared_channel import SharedRouting
 from ._sse_stream import Outbox
 
 __all__ = ["STANDALONE", "HttpSessionChannel", "RequestStream"]
@@ -135,6 +142,8 @@ class HttpSessionChannel:
       limits: queue bounds and the SSE ``retry`` value.
       store: where SSE events are kept for resumption (``None``: not resumable).
       output: the session's output budget (``None``: only the per-stream bounds).
+      shared: the session's part in a shared store (``None``: this process alone);
+        its event log then replaces ``store``.
     """
 
     def __init__(
@@ -143,11 +152,16 @@ class HttpSessionChannel:
         limits: HttpServerLimits,
         store: EventStore | None,
         output: ByteBudget | None = None,
+        shared: SharedRouting | None = None,
     ) -> None:
         self.session_id = session_id
         self.limits = limits
-        self.store = store
         self.output = output
+        self.shared = shared
+        self.store = store if shared is None else shared.events
+        #: The record this replica was restored from (a session another process
+        #: created), for the MCP server to take its state from.
+        self.restored: SessionRecord | None = None
         #: The revision the session negotiated (set by the lifecycle).
         self.protocol_version: str | None = None
         #: Messages that had no stream to go to (counted, never kept).
@@ -198,6 +212,12 @@ class HttpSessionChannel:
 
     def negotiated(self, protocol_version: str) -> None:
         self.protocol_version = protocol_version
+
+    @property
+    def first_request_id(self) -> int:
+        """The first id of the session's own requests: in a shared store the id names
+        this process, so that the answer finds its way back here."""
+        return 0 if self.shared is None else self.shared.process << PROCESS_ID_SHIFT
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
         """Route ``message`` to its one stream (module doc). Never waits on the network.
@@ -267,6 +287,9 @@ class HttpSessionChannel:
             )
 
     async def _send_standalone(self, message: Message) -> None:
+        if self.shared is not None:
+            await self.shared.send_standalone(self, message)
+            return
         if not self._standalone_opened:
             if isinstance(message, Request):
                 raise trio.BrokenResourceError("no standalone SSE stream is open")
@@ -305,7 +328,7 @@ class HttpSessionChannel:
             await self._start_sse(stream)
         await self._put_event(stream, data)
         if stream.over:
-            self._end_stream(stream)
+            self._end_stream(stream, stored=True)
 
     def _finish_json(self, stream: RequestStream) -> None:
         stream.mode = "json"
@@ -332,21 +355,42 @@ class HttpSessionChannel:
 
     async def _start_sse(self, stream: RequestStream, retry_ms: int | None = None) -> None:
         stream.mode = "sse"
-        await self._prime(stream.stream_id, stream.outbox, retry_ms)
+        await self._prime(stream.stream_id, stream.outbox, retry_ms, tuple(stream.pending))
         held, stream.collected = stream.collected, []
         for data in held:  # batch responses that came before the first other message
             await self._put_event(stream, data)
 
-    async def _prime(self, stream_id: str, outbox: Outbox | None, retry_ms: int | None) -> None:
+    async def _prime(
+        self,
+        stream_id: str,
+        outbox: Outbox | None,
+        retry_ms: int | None,
+        request_ids: tuple[RequestId, ...] = (),
+    ) -> None:
         if self.store is None:
             return
-        event_id = await self.store.store(stream_id, None)
+        if self.shared is not None:
+            event_id = await self.shared.prime(self, stream_id, request_ids)
+        else:
+            event_id = await self.store.store(stream_id, None)
         retry = self.limits.sse_retry_ms if retry_ms is None else retry_ms
         if outbox is not None:
             outbox.put(encode_sse(data=None, id=event_id, retry=retry), event_id)
+        if self.shared is not None and stream_id == STANDALONE:
+            tail = self.shared.tails.get(STANDALONE)
+            if tail is not None and outbox is not None:
+                self.shared.attached(tail, STANDALONE, outbox)  # what others write, live
 
     async def _put_event(self, stream: RequestStream, data: bytes) -> None:
-        event_id = await self._store(stream.stream_id, data)
+        if self.shared is not None:
+            try:
+                event_id: str | None = await self.shared.events.publish(
+                    stream.stream_id, data, last=stream.over
+                )
+            except StoreUnavailable:
+                event_id = None  # the live client still gets it, without an id to resume
+        else:
+            event_id = await self._store(stream.stream_id, data)
         outbox = stream.outbox
         if outbox is not None and not outbox.put(
             encode_sse(data=data.decode(), id=event_id), event_id
@@ -354,7 +398,13 @@ class HttpSessionChannel:
             logger.debug("session %s: stream %s closed", self.session_id, stream.stream_id)
             stream.outbox = None
 
-    def _end_stream(self, stream: RequestStream) -> None:
+    def _end_stream(self, stream: RequestStream, *, stored: bool = False) -> None:
+        """``stream`` is over (``stored``: its last event, in the shared log, said so)."""
+        if self.shared is not None and stream.mode == "sse":
+            if stored:
+                self.shared.tokens.pop(stream.stream_id, None)
+            else:
+                self.shared.stream_ended(stream.stream_id)
         self._live.pop(stream.stream_id, None)
         if stream.outbox is not None:
             stream.outbox.close()
@@ -391,7 +441,8 @@ class HttpSessionChannel:
         """
         request_ids = [r.id for r in requests]
         self._initialize_ids.update(r.id for r in requests if r.method == "initialize")
-        stream = RequestStream(str(self._next_stream), request_ids, batch, caller, headers)
+        prefix = "" if self.shared is None else self.shared.stream_prefix
+        stream = RequestStream(f"{prefix}{self._next_stream}", request_ids, batch, caller, headers)
         self._next_stream += 1
         outbox = stream.outbox = self.new_outbox()
         outbox.stream_id = stream.stream_id
@@ -450,6 +501,8 @@ class HttpSessionChannel:
             stream.outbox = None
         if self._standalone is outbox:
             self._standalone = None
+        if self.shared is not None and outbox.stream_id is not None:
+            self.shared.released(outbox.stream_id, outbox)
 
     async def close_request_stream(self, request_id: RequestId, *, retry_ms: int | None) -> bool:
         """End the SSE response of ``request_id`` now; its request keeps running.
@@ -467,6 +520,8 @@ class HttpSessionChannel:
         elif retry_ms is not None and stream.outbox is not None:
             stream.outbox.put(encode_sse(data=None, retry=retry_ms))
         if stream.outbox is not None:
+            if self.shared is not None:
+                self.shared.released(stream.stream_id, stream.outbox)
             stream.outbox.close()
             stream.outbox = None
         return True
@@ -480,6 +535,7 @@ class HttpSessionChannel:
         return self._standalone
 
     async def prime_standalone(self, outbox: Outbox) -> None:
+        outbox.stream_id = STANDALONE
         await self._prime(STANDALONE, outbox, None)
 
     async def resume(self, last_event_id: str) -> Outbox | None:
@@ -491,6 +547,8 @@ class HttpSessionChannel:
         """
         if self.store is None:
             return None
+        if self.shared is not None:
+            return await self.shared.resume(self, last_event_id)
         replay = await self.store.replay_after(last_event_id)
         if replay is None:
             return None
@@ -536,6 +594,8 @@ class HttpSessionChannel:
 
     def touch(self) -> None:
         self.last_active = trio.current_time()
+        if self.shared is not None:
+            self.shared.touch()
 
     def close(self) -> None:
         """End the session: no more input, every open response ends."""
