@@ -163,20 +163,38 @@ class RedisStore:
                 finally:
                     self._running = False
                     nursery.cancel_scope.cancel()
-                    # others need not wait for the lease to run out
-                    with (
-                        trio.move_on_after(self.link.op_timeout, shield=True),
-                        contextlib.suppress(*STORE_ERRORS),
-                    ):
-                        await self.link.client.delete([self._lease_key()])
+                    await self._release_lease()
+
+    async def _release_lease(self) -> None:
+        """Give the lease back on the way out, so that the other processes need not
+        wait for it to run out. The client's connections are being cancelled with the
+        store, so a short-lived one does it, shielded and bounded."""
+        with (
+            trio.move_on_after(self.link.op_timeout, shield=True),
+            contextlib.suppress(*STORE_ERRORS),
+        ):
+            last = RedisLink(self.url, op_timeout=self.link.op_timeout, max_connections=1)
+            async with last.client:
+                await last.client.delete([self._lease_key()])
+
+    def _counter_ttl(self) -> int:
+        """The process counter's TTL: twice the session idle timeout (module doc)."""
+        return 2 * self.ttl_ms + max(1, round(self.lease_ttl * 1000))
 
     def _lease_key(self, process: int | None = None) -> str:
         return self.key(f"proc:{self.process if process is None else process}")
 
     async def _acquire(self) -> int:
         px = max(1, round(self.lease_ttl * 1000))
+        counter = self.key("procs")
+
+        async def count(c: Any) -> int:
+            number = int(await c.incr(counter))
+            await c.pexpire(counter, self._counter_ttl())
+            return number
+
         while True:
-            process = await self.link.call(lambda c: c.incr(self.key("procs")))
+            process = await self.link.call(count)
             if process >= 1 << 21:  # ids must stay exact in JSON: start again
                 await self.link.call(lambda c: c.delete([self.key("procs")]))
                 continue
@@ -199,7 +217,9 @@ class RedisStore:
         while True:
             await trio.sleep(self.lease_ttl / 3 if self.link.available else 0.5)
             try:
-                kept = await self.link.script(LEASE, keys, [self._lease, px, self.process])
+                kept = await self.link.script(
+                    LEASE, keys, [self._lease, px, self.process, self._counter_ttl()]
+                )
             except StoreUnavailable:
                 continue
             if not kept:
@@ -284,7 +304,7 @@ class RedisStore:
         async def create(c: Any) -> None:
             await c.hset(record, fields)
             await c.pexpire(record, ttl)
-            await c.zadd(self.key("sessions"), {session_id: time.time() * 1000 + ttl})
+            await self._index(c, session_id)
 
         await self.link.call(create)
 
@@ -313,9 +333,14 @@ class RedisStore:
         ttl = self.ttl_ms
         alive = await self.link.script(TOUCH, [f"{prefix}s", f"{prefix}st"], [ttl, prefix])
         if alive:
-            await self.link.call(
-                lambda c: c.zadd(self.key("sessions"), {session_id: time.time() * 1000 + ttl})
-            )
+            await self.link.call(lambda c: self._index(c, session_id))
+
+    async def _index(self, c: Any, session_id: str) -> None:
+        """Note ``session_id`` as live for another idle period (``<p>sessions``, which
+        lives as long as its newest session)."""
+        key, ttl = self.key("sessions"), self.ttl_ms
+        await c.zadd(key, {session_id: time.time() * 1000 + ttl})
+        await c.pexpire(key, ttl)
 
     async def end_session(self, session_id: str) -> None:
         prefix = self.session_prefix(session_id)

@@ -2,10 +2,13 @@
 
 Each stream is a Redis stream of its events, with a small hash of meta (who writes it,
 who holds it, its requests, whether it is complete); the scripts of
-:mod:`._redis_scripts` change them atomically. Bounds are those of the in-memory store,
-per stream and per session (``replay_events``, ``replay_bytes``, ``replay_streams``;
-the oldest go first and are remembered, so a resumption from before them is refused
-as a gap), and every key expires after ``session_idle_timeout`` without use.
+:mod:`._redis_scripts` change them atomically. Bounds are those of the in-memory store:
+per stream (``replay_events``, ``replay_bytes``), per session (``replay_streams``
+request streams, ``replay_session_bytes``); the oldest events go first and are
+remembered, so a resumption from before them is refused as a gap (410). The
+server-wide ``replay_total_bytes`` bounds a process's memory and does not apply: Redis
+keeps these (bound it with Redis' own ``maxmemory``). Every key expires after
+``session_idle_timeout`` without use.
 """
 
 from __future__ import annotations
@@ -56,21 +59,9 @@ class RedisEvents:
         return await self.publish(stream_id, payload, last=False)
 
     async def replay_after(self, last_event_id: str) -> Replay | None:
-        """The events after ``last_event_id`` (read only: nothing is re-attached)."""
-        parsed = _split_id(last_event_id)
-        if parsed is None:
-            return None
-        stream_id, seq = parsed
-        _, events, meta, _ = self._keys(stream_id)
-        entries = await self.redis.link.call(lambda c: c.xrange(events, f"({seq}-1", "+"))
-        if not entries and not await self.redis.link.call(lambda c: c.exists([meta])):
-            return None
-        replay: list[tuple[str, bytes]] = []
-        for entry in entries:
-            data = entry.field_values[b"d"]
-            number = _text(entry.identifier).partition("-")[0]
-            replay.append((f"{stream_id}-{number}", data if isinstance(data, bytes) else b""))
-        return Replay(stream_id, tuple(replay))
+        """The events after ``last_event_id`` (read only: nothing is held)."""
+        attached = await self._attach(last_event_id, hold=False)
+        return None if attached is None else attached.replay
 
     # ------------------------------------------------------------------ SharedEvents
     async def publish(self, stream_id: str, payload: bytes, *, last: bool) -> str:
@@ -91,6 +82,7 @@ class RedisEvents:
                 store.channel_prefix,
                 self.session_id,
                 self.prefix,
+                limits.replay_session_bytes,
             ],
         )
         return f"{stream_id}-{seq}" if seq else ""
@@ -115,6 +107,9 @@ class RedisEvents:
         return Opened(f"{stream_id}-{seq}", token, None if previous < 0 else int(previous))
 
     async def attach(self, last_event_id: str) -> Attached | None:
+        return await self._attach(last_event_id, hold=True)
+
+    async def _attach(self, last_event_id: str, *, hold: bool) -> Attached | None:
         parsed = _split_id(last_event_id)
         if parsed is None:
             return None
@@ -125,7 +120,7 @@ class RedisEvents:
         reply = await store.link.script(
             ATTACH,
             [session, events, meta],
-            [stream_id, after, store.process, token, store.ttl_ms],
+            [stream_id, after, store.process, token, store.ttl_ms, int(hold)],
         )
         status = int(reply[0])
         if status == 0:

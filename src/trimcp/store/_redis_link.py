@@ -86,6 +86,9 @@ class RedisLink:
         try:
             with trio.fail_after(self.op_timeout):
                 result = await operation(self.client)
+        except coredis.exceptions.ResponseError as exc:  # it answered: reachable
+            logger.error("Redis at %s refused an operation: %s", self.url, exc)
+            raise StoreUnavailable(str(exc)) from None
         except STORE_ERRORS as exc:
             self.failed(exc)
             raise StoreUnavailable(str(exc) or type(exc).__name__) from None
