@@ -56,6 +56,25 @@ def make_server(state: dict[str, Any], name: str) -> trimcp.Server:
             raise
         return "released"
 
+    @server.tool(task_support="optional")
+    async def slow_task() -> str:
+        """Runs as a task until the test releases it."""
+        state.setdefault("task_started", trio.Event()).set()
+        try:
+            await state["release"].wait()
+        except trio.Cancelled:
+            state["cancelled_on"] = name
+            raise
+        return f"done on {name}"
+
+    @server.tool(task_support="optional")
+    async def ask_task(ctx: trimcp.ToolContext) -> str:
+        """Runs as a task that asks the user (an input request)."""
+        result, content = await ctx.elicit(
+            "name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+        )
+        return f"{name} got {result.action}: {content}"
+
     @server.tool()
     async def chatty(ctx: trimcp.ToolContext) -> str:
         """Log at two levels."""

@@ -61,6 +61,7 @@ from ._request_state import RequestStateSealer
 from ._resource_routes import ResourceRoutes
 from ._resources import ResourceRegistry
 from ._shared import SharedServer, shared_channel
+from ._shared_tasks import SharedTasks
 from ._shutdown import DEFAULT_ABANDON_AFTER, DEFAULT_SHUTDOWN_GRACE, ShutdownControl
 from ._skill_routes import SkillRoutes
 from ._skills import SkillRegistry
@@ -213,6 +214,8 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         self.store = opened
         if is_shared(opened):
             self.shared = SharedServer(self, opened)
+            SharedTasks(opened, self.tasks)  # the task table, mirrored there
+            self.task_runner.core.notify_elsewhere = self.shared.notify_session
             self.subscriptions.relay = self.shared.publish
         return opened
 
@@ -373,7 +376,9 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         return result
 
     async def _listen(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        params = self.task_runner.listen_params(ctx, params if isinstance(params, dict) else {})
+        params = await self.task_runner.listen_params(
+            ctx, params if isinstance(params, dict) else {}
+        )
         return await self.subscriptions.listen(ctx, params)
 
     async def _list_tools(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Final, final
 
 from trimcp.binding import structure, unstructure
@@ -144,6 +145,14 @@ class SharedServer:
 
         self.store.later(send)
 
+    def notify_session(self, session_id: str, method: str, params: dict[str, Any]) -> None:
+        """Write ``method`` to the standalone stream of ``session_id`` (background)."""
+        if not self.store.running:
+            return
+        data = encode(Notification(method=method, params=params))
+        events = self.store.events(session_id)
+        self.store.later(lambda: _discard(events.publish("0", data, last=False)))
+
     def publish(self, method: str, params: dict[str, Any] | None) -> None:
         """A ``subscriptions/listen`` notice: to the listeners of the other processes."""
         if not self.store.running:
@@ -167,3 +176,7 @@ class SharedServer:
     def first_request_id(self, channel: MessageChannel) -> int:
         shared = shared_channel(channel)
         return 0 if shared is None else shared.first_request_id
+
+
+async def _discard(sent: Awaitable[str]) -> None:
+    await sent

@@ -377,3 +377,41 @@ class RedisStore:
         """The sessions subscribed to resource ``uri`` (some may have ended since)."""
         key = self.key(f"rsub:{uri}")
         return sorted(_text(s) for s in await self.link.call(lambda c: c.smembers(key)))
+
+    # ------------------------------------------------------------------ task mirrors
+    async def save_task(self, task_id: str, doc: bytes, ttl_ms: int, index: str | None) -> None:
+        """Mirror one task (``<p>t:<id>``, living as long as the task) and list it
+        under ``index`` (``<p>ti:<index>``); tell every process it changed."""
+        key = self.key(f"t:{task_id}")
+        listing = None if index is None else self.key(f"ti:{index}")
+
+        async def save(c: Any) -> None:
+            await c.set(key, doc, px=ttl_ms)
+            if listing is not None:
+                await c.zadd(listing, {task_id: time.time()}, condition=PureToken.NX)
+                await c.pexpire(listing, ttl_ms, condition=PureToken.GT)
+                await c.pexpire(listing, ttl_ms, condition=PureToken.NX)
+            await c.publish(self.key("all"), Envelope("tch", "", task_id).encode())
+
+        await self.link.call(save)
+
+    async def load_task(self, task_id: str) -> bytes | None:
+        key = self.key(f"t:{task_id}")
+        doc = await self.link.call(lambda c: c.get(key))
+        return doc if isinstance(doc, bytes) else None
+
+    async def task_index(self, index: str) -> list[bytes]:
+        """The mirrors listed under ``index``, oldest first (expired ones are dropped)."""
+        listing = self.key(f"ti:{index}")
+
+        async def read(c: Any) -> list[bytes]:
+            docs = []
+            for member in await c.zrange(listing, 0, -1):
+                doc = await c.get(self.key(f"t:{_text(member)}"))
+                if doc is None:
+                    await c.zrem(listing, [member])
+                else:
+                    docs.append(doc)
+            return docs
+
+        return await self.link.call(read)
