@@ -5,14 +5,17 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import given
 
-from trimcp.store import RedisStore
+from trimcp.cli import main
+from trimcp.store import MemoryStore, RedisStore, open_store
 from trimcp.transports.http import HttpServerLimits, MemoryEventStore
 
 from ._services import RedisServer
@@ -151,3 +154,24 @@ async def test_a_process_lease_lapses_when_it_stops(redis_server: RedisServer, p
             number = other.process
             assert await watcher.alive({number}) == {number}
         assert await watcher.alive({number}) == set()  # stopping gave its lease back
+
+
+def test_store_urls_carry_the_store_options() -> None:
+    store = open_store("redis://127.0.0.1:6379/2?prefix=app:&lease_ttl=1.5&op_timeout=0.5")
+    assert isinstance(store, RedisStore)
+    assert (store.prefix, store.lease_ttl, store.link.op_timeout) == ("app:", 1.5, 0.5)
+    assert store.url == "redis://127.0.0.1:6379/2"
+    assert isinstance(open_store("memory"), MemoryStore)
+    assert isinstance(open_store(None), MemoryStore)
+    with pytest.raises(ValueError, match="unknown store"):
+        open_store("mongodb://x")
+    with pytest.raises(ValueError, match="bad lease_ttl"):
+        open_store("redis://127.0.0.1/0?lease_ttl=soon")
+
+
+def test_serve_takes_a_store_only_with_http(capsys: pytest.CaptureFixture[str]) -> None:
+    demo = str(Path(__file__).with_name("_e2e_server.py"))
+    assert main(["serve", demo, "--store", "redis://127.0.0.1:1/0"]) == 2
+    assert "--store applies to --http" in capsys.readouterr().err
+    assert main(["serve", demo, "--http", "127.0.0.1:0", "--store", "nowhere"]) == 2
+    assert "unknown store" in capsys.readouterr().err

@@ -12,7 +12,8 @@ options take.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Final, Protocol, TypeGuard, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeGuard, final
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import trio
 
@@ -128,7 +129,8 @@ class MemoryStore:
 def open_store(spec: Store | str | None) -> Store:
     """The store ``spec`` names: a store as is; ``None`` or ``"memory"``, a
     :class:`MemoryStore`; ``"redis://..."`` (``rediss://``, ``unix://``), a
-    :class:`~._redis.RedisStore` (needs the ``redis`` extra)."""
+    :class:`~._redis.RedisStore` (needs the ``redis`` extra), whose ``prefix``,
+    ``lease_ttl``, ``op_timeout`` and ``retry_after`` may be given in the URL's query."""
     if spec is None or spec == "memory":
         return MemoryStore()
     if not isinstance(spec, str):
@@ -138,9 +140,31 @@ def open_store(spec: Store | str | None) -> Store:
     raise ValueError(f"unknown store {spec!r}: 'memory' or a redis:// URL")
 
 
+#: Query parameters of a store URL that are the store's own (the rest go to coredis).
+_OPTIONS: Final[dict[str, Callable[[str], Any]]] = {
+    "prefix": str,
+    "lease_ttl": float,
+    "op_timeout": float,
+    "retry_after": int,
+}
+
+
 def _redis_store(url: str) -> RedisStore:
+    """A :class:`~._redis.RedisStore` for ``url``; its own options may ride in the query
+    (``?prefix=app:&lease_ttl=2``)."""
     try:
         from ._redis import RedisStore
     except ImportError as exc:  # pragma: no cover - the extra is installed in tests
         raise ImportError("the Redis store needs coredis: pip install 'trimcp[redis]'") from exc
-    return RedisStore(url)
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    options: dict[str, Any] = {}
+    for name, value in query:
+        convert = _OPTIONS.get(name)
+        if convert is not None:
+            try:
+                options[name] = convert(value)
+            except ValueError:
+                raise ValueError(f"bad {name} in the store URL: {value!r}") from None
+    rest = urlencode([(k, v) for k, v in query if k not in _OPTIONS])
+    return RedisStore(urlunsplit(parts._replace(query=rest)), **options)

@@ -147,11 +147,18 @@ class RedisStore:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Connect, take a process number and a lease, and relay until cancelled.
 
-        Raises :class:`StoreUnavailable` when Redis cannot be reached at start."""
+        Started once Redis has answered: until then it retries every second (a server
+        using the store does not listen before)."""
         if self._running:
             raise RuntimeError("this RedisStore is already running")
         async with self.link.client:
-            self.process = await self._acquire()
+            while True:  # a store that is not up yet: wait for it, saying so
+                try:
+                    self.process = await self._acquire()
+                    break
+                except StoreUnavailable as exc:
+                    logger.warning("waiting for Redis at %s: %s", self.url, exc)
+                    await trio.sleep(1.0)
             async with trio.open_nursery() as nursery:
                 await nursery.start(self._subscribe)
                 nursery.start_soon(self._keep_lease)
