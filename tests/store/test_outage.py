@@ -16,6 +16,11 @@ async def test_unreachable_store_is_503_then_recovers(
         client = AsgiClient(c.apps[0], nursery)
         await client.initialize()
         redis_server.stop()
+        with trio.fail_after(5):  # held here: it goes on, its streams not resumable
+            going = await client.post(rpc(9, "tools/call", {"name": "chatty", "arguments": {}}))
+        assert going.status == 200
+        assert [m.get("method") for m in going.messages][-1] is None  # the result
+        assert going.event_ids == []
         other = AsgiClient(c.apps[1], nursery)
         with trio.fail_after(5):  # one operation's bound, not a hang
             refused = await other.post(rpc(1, "initialize", _INIT))

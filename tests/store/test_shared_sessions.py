@@ -151,3 +151,29 @@ async def test_cancel_sent_to_another_process_reaches_the_request(
             await held.complete.wait()
         assert state["cancelled_on"] == "p0"
         assert all("result" not in m for m in held.messages)
+
+
+async def test_the_get_stream_carries_what_any_process_sends_the_session(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    async with cluster(redis_server.url, prefix) as (c, _state, nursery):
+        client = AsgiClient(c.apps[0], nursery)
+        await client.initialize()
+        get = client.start("GET", b"", sse(client))  # held by p0
+        with trio.fail_after(10):
+            await get.started.wait()
+        await on(client, c.apps[1]).post(call("where"))  # a replica on p1 too
+        c.servers[1].remove_tool("where")  # a change on p1: told to the session once
+        with trio.fail_after(10):
+            (notice,) = await get.wait_message(1)
+        assert notice["method"] == "notifications/tools/list_changed"
+        assert get.event_ids[-1].startswith("0-")  # an event of the GET stream: resumable
+        get.disconnect.set()
+        c.servers[0].remove_tool("form")  # kept for the resume, wherever it lands
+        resumed = on(client, c.apps[1]).start(
+            "GET", b"", sse(client, last_event_id=get.event_ids[-1])
+        )
+        with trio.fail_after(10):
+            (missed,) = await resumed.wait_message(1)
+        assert missed["method"] == "notifications/tools/list_changed"
+        resumed.disconnect.set()

@@ -371,6 +371,8 @@ class HttpSessionChannel:
             return
         if self.shared is not None:
             event_id = await self.shared.prime(self, stream_id, request_ids)
+            if not event_id:  # the shared store is unreachable: not resumable
+                return
         else:
             event_id = await self.store.store(stream_id, None)
         retry = self.limits.sse_retry_ms if retry_ms is None else retry_ms

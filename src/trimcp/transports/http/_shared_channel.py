@@ -193,13 +193,16 @@ class SharedRouting:
         self, channel: HttpSessionChannel, stream_id: str, request_ids: tuple[RequestId, ...]
     ) -> str:
         """Open ``stream_id`` in the shared log, held here; its priming event's id. The
-        standalone stream is taken from whichever process held it before."""
+        standalone stream is taken from whichever process held it before. While the
+        store cannot be reached a request's stream goes on without an id (not
+        resumable: ``""``), and a GET gets 503."""
         tail = self.tail(STANDALONE) if stream_id == STANDALONE else None
         try:
             opened = await self.events.opened(stream_id, request_ids)
         except StoreUnavailable:
-            if tail is not None:
-                self.close_tail(STANDALONE, tail)
+            if tail is None:
+                return ""
+            self.close_tail(STANDALONE, tail)
             raise unavailable(self.sessions.retry_after) from None
         if tail is None:
             self.tokens[stream_id] = opened.token
