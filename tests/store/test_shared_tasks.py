@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import trio
+import trio.testing
+
+import trimcp
+from trimcp.dispatch import McpError
 
 from ..http_server._asgi import BASE, AsgiClient, rpc
 from ..tasks._support import VERSION, WITH_TASKS, meta
@@ -137,3 +142,20 @@ async def test_listen_on_one_process_hears_a_change_made_on_another(
             messages = await listening.wait_message(2)
         assert messages[1]["method"] == "notifications/tools/list_changed"
         listening.disconnect.set()
+
+
+async def test_the_task_tables_public_async_apis_are_checkpoints() -> None:
+    """Without a shared store the lookups answer from memory, and still yield."""
+    server = trimcp.Server("checkpoints")
+    store = server.tasks
+
+    @server.tool()
+    async def probe(ctx: trimcp.ToolContext) -> str:
+        with trio.testing.assert_checkpoints(), pytest.raises(McpError):
+            await store.lookup(ctx.handler, "no such task")
+        with trio.testing.assert_checkpoints():
+            assert await store.listed_everywhere(ctx.handler) == []
+        return "ok"
+
+    async with trimcp.open_client(server.in_memory(), era="handshake") as client:
+        assert (await client.call_tool("probe", {})).content[0].text == "ok"  # type: ignore[union-attr]

@@ -137,8 +137,7 @@ class CoreTasks:
         return await self.store.lookup(ctx, params.get("taskId"))
 
     async def get(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        record = await self._find(ctx, params)
-        await trio.lowlevel.checkpoint()
+        record = await self._find(ctx, params)  # a checkpoint
         return record.core_task()
 
     async def cancel(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:

@@ -44,7 +44,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from datetime import UTC, datetime
-from typing import Any, Final, Protocol, final
+from typing import Any, Final, final
 
 import trio
 
@@ -55,6 +55,7 @@ from trimcp.wire import INVALID_PARAMS, INVALID_REQUEST, NO_DATA
 
 from ._mrtr import INPUT_METHODS, check_response
 from ._task_host import TaskHost, not_served
+from ._task_view import TaskKind, TaskMirror, TaskView, same_owner, session_id_of
 
 __all__ = [
     "DEFAULT_MAX_TASKS",
@@ -84,9 +85,6 @@ MAX_PENDING_INPUTS: Final = 32
 OwnerOf = Callable[[HandlerContext], Hashable | None]
 """Maps a request to the principal it acts for (``None``: no authorization context)."""
 
-TaskKind = str
-"""``"extension"`` (stateless era, SEP-2663) or ``"core"`` (2025-11-25)."""
-
 #: What an input request of a task is answered with: the client's result, or its error.
 Answer = dict[str, Any] | McpError
 
@@ -95,49 +93,6 @@ _PREFIX: Final = {
     "elicitation/create": "elicit",
     "roots/list": "roots",
 }
-
-
-def session_id_of(ctx: HandlerContext) -> str | None:
-    """The id of ``ctx``'s session where its transport has one (Streamable HTTP)."""
-    session_id = getattr(ctx.session_object.channel, "session_id", None)
-    return session_id if isinstance(session_id, str) else None
-
-
-class TaskView(Protocol):
-    """What every lookup answers with: a task of this process (:class:`TaskRecord`) or
-    the mirror of one running on another process."""
-
-    task_id: str
-    kind: TaskKind
-    owner: Hashable | None
-    session: Session | None
-    session_id: str | None
-    status: str
-    result: dict[str, Any] | None
-    error: dict[str, Any] | None
-    pending: dict[str, dict[str, Any]]
-    claimed: set[str]
-
-    @property
-    def terminal(self) -> bool: ...
-
-    def task(self) -> dict[str, Any]: ...
-
-    def core_task(self) -> dict[str, Any]: ...
-
-    def detailed(self) -> dict[str, Any]: ...
-
-
-class TaskMirror(Protocol):
-    """Where a shared store keeps the records of every process (:mod:`._shared_tasks`)."""
-
-    def changed(self, record: TaskRecord) -> None: ...
-
-    async def publish(self, record: TaskRecord) -> None: ...
-
-    async def load(self, task_id: str) -> TaskView | None: ...
-
-    async def listed(self, scope: str) -> list[TaskView]: ...
 
 
 def _iso(seconds: float) -> str:
@@ -430,6 +385,8 @@ class TaskStore:
         is answered, so that a ``tasks/get`` anywhere finds it."""
         if self.mirror is not None:
             await self.mirror.publish(record)
+        else:
+            await trio.lowlevel.checkpoint()
 
     # -- the table --------------------------------------------------------------------
     def create(
@@ -461,7 +418,7 @@ class TaskStore:
         if (record.kind == "core") == ctx.session.stateless:
             return False  # each era sees the tasks of its own kind only
         if self.owner is not None:
-            return _same_owner(record.owner, self.owner(ctx))
+            return same_owner(record.owner, self.owner(ctx))
         if record.kind != "core" or record.session is ctx.session_object:
             return True
         return record.session_id is not None and record.session_id == session_id_of(ctx)
@@ -487,10 +444,14 @@ class TaskStore:
     async def lookup(self, ctx: HandlerContext, task_id: object) -> TaskView:
         """:meth:`find`, also among the tasks of the other processes of a shared store."""
         try:
-            return self.find(ctx, task_id)
+            found = self.find(ctx, task_id)
         except McpError:
             if self.mirror is None or not isinstance(task_id, str):
+                await trio.lowlevel.checkpoint()
                 raise
+        else:
+            await trio.lowlevel.checkpoint()
+            return found
         remote = await self.mirror.load(task_id)
         if remote is None or not self.visible(ctx, remote):
             raise McpError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
@@ -500,6 +461,7 @@ class TaskStore:
         """:meth:`listed`, with the core tasks of every process of a shared store."""
         local: list[TaskView] = list(self.listed(ctx))
         if self.mirror is None:
+            await trio.lowlevel.checkpoint()
             return local
         scope = self.scope_of(ctx)
         seen = {record.task_id for record in local}
@@ -524,10 +486,3 @@ class TaskStore:
     def forget(self, record: TaskRecord) -> None:
         if self._records.get(record.task_id) is record:
             del self._records[record.task_id]
-
-
-def _same_owner(recorded: Hashable | None, asking: Hashable | None) -> bool:
-    """Owners compare as themselves; one read back from a shared store is text."""
-    if recorded == asking:
-        return True
-    return isinstance(recorded, str) and asking is not None and recorded == str(asking)
