@@ -27,13 +27,16 @@ def make_server(state: dict[str, Any], name: str) -> trimcp.Server:
         """Which process served the call."""
         return name
 
-    @server.tool()
-    async def form(ctx: trimcp.ToolContext) -> str:
-        """Ask the user (a reverse call), then say who asked."""
+    async def ask_name(ctx: trimcp.ToolContext) -> str:
         result, content = await ctx.elicit(
             "name?", {"type": "object", "properties": {"name": {"type": "string"}}}
         )
         return f"{name} got {result.action}: {content}"
+
+    @server.tool()
+    async def form(ctx: trimcp.ToolContext) -> str:
+        """Ask the user (a reverse call), then say who asked."""
+        return await ask_name(ctx)
 
     @server.tool()
     async def poll(ctx: trimcp.ToolContext) -> str:
@@ -70,10 +73,7 @@ def make_server(state: dict[str, Any], name: str) -> trimcp.Server:
     @server.tool(task_support="optional")
     async def ask_task(ctx: trimcp.ToolContext) -> str:
         """Runs as a task that asks the user (an input request)."""
-        result, content = await ctx.elicit(
-            "name?", {"type": "object", "properties": {"name": {"type": "string"}}}
-        )
-        return f"{name} got {result.action}: {content}"
+        return await ask_name(ctx)
 
     @server.tool()
     async def chatty(ctx: trimcp.ToolContext) -> str:
@@ -86,11 +86,20 @@ def make_server(state: dict[str, Any], name: str) -> trimcp.Server:
 
 
 class Cluster:
-    """``count`` processes sharing one redis prefix; :meth:`client` drives any of them."""
+    """``count`` processes sharing one redis prefix; :meth:`session` opens a session."""
 
-    def __init__(self, apps: list[StreamableHttpApp], servers: list[trimcp.Server]) -> None:
+    def __init__(
+        self, apps: list[StreamableHttpApp], servers: list[trimcp.Server], nursery: trio.Nursery
+    ) -> None:
         self.apps = apps
         self.servers = servers
+        self.nursery = nursery
+
+    async def session(self, process: int = 0) -> AsgiClient:
+        """A client with a session initialized on ``process``."""
+        client = AsgiClient(self.apps[process], self.nursery)
+        await client.initialize()
+        return client
 
     def stores(self) -> list[RedisStore]:
         return [s.store for s in self.servers]  # type: ignore[misc]
@@ -104,7 +113,7 @@ async def cluster(
     *,
     lease_ttl: float = 5.0,
     limits: HttpServerLimits | None = None,
-) -> AsyncIterator[tuple[Cluster, dict[str, Any], trio.Nursery]]:
+) -> AsyncIterator[tuple[Cluster, dict[str, Any]]]:
     state: dict[str, Any] = {"release": trio.Event()}
     servers = []
     apps = []
@@ -117,7 +126,7 @@ async def cluster(
     async with trio.open_nursery() as nursery:
         for app in apps:
             await nursery.start(app.run)
-        yield Cluster(apps, servers), state, nursery
+        yield Cluster(apps, servers, nursery), state
         nursery.cancel_scope.cancel()
 
 

@@ -12,16 +12,15 @@ from ._services import RedisServer
 async def test_unreachable_store_is_503_then_recovers(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, _state, nursery):
-        client = AsgiClient(c.apps[0], nursery)
-        await client.initialize()
+    async with cluster(redis_server.url, prefix) as (c, _state):
+        client = await c.session()
         redis_server.stop()
         with trio.fail_after(5):  # held here: it goes on, its streams not resumable
             going = await client.post(rpc(9, "tools/call", {"name": "chatty", "arguments": {}}))
         assert going.status == 200
         assert [m.get("method") for m in going.messages][-1] is None  # the result
         assert going.event_ids == []
-        other = AsgiClient(c.apps[1], nursery)
+        other = AsgiClient(c.apps[1], c.nursery)
         with trio.fail_after(5):  # one operation's bound, not a hang
             refused = await other.post(rpc(1, "initialize", _INIT))
         assert refused.status == 503

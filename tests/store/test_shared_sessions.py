@@ -27,9 +27,8 @@ def call(name: str, request_id: int = 3) -> bytes:
 async def test_a_session_begun_on_one_process_is_served_by_another(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, _state, nursery):
-        client = AsgiClient(c.apps[0], nursery)
-        await client.initialize()
+    async with cluster(redis_server.url, prefix) as (c, _state):
+        client = await c.session()
         listed = await on(client, c.apps[1]).post(rpc(2, "tools/list"))
         assert listed.status == 200, listed.body
         assert "where" in [t["name"] for t in listed.json["result"]["tools"]]
@@ -41,8 +40,8 @@ async def test_a_session_begun_on_one_process_is_served_by_another(
 async def test_an_unknown_session_is_404_on_every_process(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, _state, nursery):
-        client = AsgiClient(c.apps[1], nursery)
+    async with cluster(redis_server.url, prefix) as (c, _state):
+        client = AsgiClient(c.apps[1], c.nursery)
         client.session_id = "x" * 32
         reply = await client.post(rpc(2, "tools/list"))
         assert reply.status == 404
@@ -52,9 +51,8 @@ async def test_an_unknown_session_is_404_on_every_process(
 async def test_reverse_call_answered_through_another_process(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, _state, nursery):
-        client = AsgiClient(c.apps[0], nursery)
-        await client.initialize()
+    async with cluster(redis_server.url, prefix) as (c, _state):
+        client = await c.session()
         running = client.start("POST", call("form", 5), client.headers())
         with trio.fail_after(10):
             (request,) = await running.wait_message(1)
@@ -74,9 +72,8 @@ async def test_reverse_call_answered_through_another_process(
 async def test_resume_on_another_process_replays_then_follows_live(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, state, nursery):
-        client = AsgiClient(c.apps[0], nursery)
-        await client.initialize()
+    async with cluster(redis_server.url, prefix) as (c, state):
+        client = await c.session()
         first = client.start("POST", call("poll", 7), client.headers())
         with trio.fail_after(10):
             await first.complete.wait()  # the tool closed its stream
@@ -102,9 +99,8 @@ async def test_resume_on_another_process_replays_then_follows_live(
 async def test_log_level_set_on_one_process_holds_on_another(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, _state, nursery):
-        client = AsgiClient(c.apps[0], nursery)
-        await client.initialize()
+    async with cluster(redis_server.url, prefix) as (c, _state):
+        client = await c.session()
         await on(client, c.apps[0]).post(rpc(2, "tools/call", {"name": "where", "arguments": {}}))
         level = await on(client, c.apps[1]).post(rpc(3, "logging/setLevel", {"level": "warning"}))
         assert level.status == 200, level.body
@@ -120,9 +116,8 @@ async def test_log_level_set_on_one_process_holds_on_another(
 async def test_delete_on_one_process_ends_the_session_everywhere(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, _state, nursery):
-        client = AsgiClient(c.apps[0], nursery)
-        await client.initialize()
+    async with cluster(redis_server.url, prefix) as (c, _state):
+        client = await c.session()
         await on(client, c.apps[1]).post(call("where"))
         assert len(c.apps[0].manager) == len(c.apps[1].manager) == 1
         deleted = await on(client, c.apps[1]).request("DELETE", b"", client.headers())
@@ -138,9 +133,8 @@ async def test_delete_on_one_process_ends_the_session_everywhere(
 async def test_cancel_sent_to_another_process_reaches_the_request(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, state, nursery):
-        client = AsgiClient(c.apps[0], nursery)
-        await client.initialize()
+    async with cluster(redis_server.url, prefix) as (c, state):
+        client = await c.session()
         held = client.start("POST", call("hold", 9), client.headers())
         with trio.fail_after(10):
             await held.wait_message(1)
@@ -156,9 +150,8 @@ async def test_cancel_sent_to_another_process_reaches_the_request(
 async def test_the_get_stream_carries_what_any_process_sends_the_session(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, _state, nursery):
-        client = AsgiClient(c.apps[0], nursery)
-        await client.initialize()
+    async with cluster(redis_server.url, prefix) as (c, _state):
+        client = await c.session()
         get = client.start("GET", b"", sse(client))  # held by p0
         with trio.fail_after(10):
             await get.started.wait()

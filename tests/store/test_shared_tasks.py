@@ -19,9 +19,12 @@ from ._services import RedisServer
 from .test_shared_sessions import answer
 
 
-def task_call(name: str, request_id: int = 3) -> bytes:
+async def create_task(client: AsgiClient, name: str) -> str:
+    """Call tool ``name`` as a 2025-11-25 task; its id."""
     params = {"name": name, "arguments": {}, "task": {"ttl": 60_000}}
-    return rpc(request_id, "tools/call", params)
+    created = await client.post(rpc(3, "tools/call", params))
+    task_id: str = created.json["result"]["task"]["taskId"]
+    return task_id
 
 
 async def poll_status(client: AsgiClient, task_id: str, want: str) -> dict[str, Any]:
@@ -37,11 +40,9 @@ async def poll_status(client: AsgiClient, task_id: str, want: str) -> dict[str, 
 async def test_core_task_polled_listed_and_finished_from_another_process(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, state, nursery):
-        client = AsgiClient(c.apps[0], nursery)
-        await client.initialize()
-        created = await client.post(task_call("slow_task"))
-        task_id = created.json["result"]["task"]["taskId"]
+    async with cluster(redis_server.url, prefix) as (c, state):
+        client = await c.session()
+        task_id = await create_task(client, "slow_task")
         seen = await on(client, c.apps[1]).post(rpc(4, "tasks/get", {"taskId": task_id}))
         assert seen.json["result"]["status"] == "working", seen.body
         listed = await client.post(rpc(5, "tasks/list"))
@@ -55,11 +56,9 @@ async def test_core_task_polled_listed_and_finished_from_another_process(
 async def test_core_task_input_request_carried_by_tasks_result_on_another_process(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, _state, nursery):
-        client = AsgiClient(c.apps[0], nursery)
-        await client.initialize()
-        created = await client.post(task_call("ask_task"))
-        task_id = created.json["result"]["task"]["taskId"]
+    async with cluster(redis_server.url, prefix) as (c, _state):
+        client = await c.session()
+        task_id = await create_task(client, "ask_task")
         await poll_status(on(client, c.apps[1]), task_id, "input_required")
         waiting = client.start(
             "POST", rpc(7, "tasks/result", {"taskId": task_id}), client.headers()
@@ -82,11 +81,9 @@ async def test_core_task_input_request_carried_by_tasks_result_on_another_proces
 async def test_core_task_cancelled_from_another_process(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, state, nursery):
-        client = AsgiClient(c.apps[0], nursery)
-        await client.initialize()
-        created = await client.post(task_call("slow_task"))
-        task_id = created.json["result"]["task"]["taskId"]
+    async with cluster(redis_server.url, prefix) as (c, state):
+        client = await c.session()
+        task_id = await create_task(client, "slow_task")
         cancelled = await on(client, c.apps[1]).post(rpc(8, "tasks/cancel", {"taskId": task_id}))
         assert cancelled.json["result"]["status"] == "cancelled"
         await poll_status(on(client, c.apps[0]), task_id, "cancelled")
@@ -110,8 +107,8 @@ def stateless(
 async def test_extension_task_polled_and_cancelled_on_another_process(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, state, nursery):
-        client = AsgiClient(c.apps[0], nursery)
+    async with cluster(redis_server.url, prefix) as (c, state):
+        client = AsgiClient(c.apps[0], c.nursery)
         body, headers = stateless("tools/call", {"name": "slow_task", "arguments": {}})
         created = await client.request("POST", body, headers)
         assert created.json["result"]["resultType"] == "task", created.body
@@ -129,8 +126,8 @@ async def test_extension_task_polled_and_cancelled_on_another_process(
 async def test_listen_on_one_process_hears_a_change_made_on_another(
     redis_server: RedisServer, prefix: str
 ) -> None:
-    async with cluster(redis_server.url, prefix) as (c, _state, nursery):
-        client = AsgiClient(c.apps[1], nursery)
+    async with cluster(redis_server.url, prefix) as (c, _state):
+        client = AsgiClient(c.apps[1], c.nursery)
         body, headers = stateless(
             "subscriptions/listen", {"notifications": {"toolsListChanged": True}}
         )
