@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import trio
+from coredis.tokens import PureToken
 
 from ..http_server._asgi import AsgiClient, rpc
 from ._cluster import cluster, on
@@ -47,3 +50,32 @@ _INIT = {
     "capabilities": {},
     "clientInfo": {"name": "outage-test", "version": "1"},
 }
+
+
+async def test_a_cut_relay_reconnects_and_recovers_from_the_store(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    """Redis drops the relay subscriptions (as a failover would): each process
+    resubscribes, lets go of its idle replicas (their records may have changed
+    meanwhile) and keeps serving; relays work again."""
+    async with cluster(redis_server.url, prefix) as (c, _state):
+        client = await c.session()
+        await on(client, c.apps[1]).post(rpc(2, "tools/list"))
+        assert len(c.apps[1].manager) == 1
+        store = c.stores()[1]
+        await store.link.call(lambda r: r.client_kill(type_=PureToken.PUBSUB))
+        with trio.fail_after(10):
+            while len(c.apps[1].manager):  # noqa: ASYNC110 - the resync ends it
+                await trio.sleep(0.05)
+        again = await on(client, c.apps[1]).post(rpc(3, "tools/list"))
+        assert again.status == 200  # restored from its record
+        running = on(client, c.apps[0]).start(
+            "POST", rpc(4, "tools/call", {"name": "form", "arguments": {}}), client.headers()
+        )
+        with trio.fail_after(10):
+            (request,) = await running.wait_message(1)
+        answer = {"jsonrpc": "2.0", "id": request["id"], "result": {"action": "decline"}}
+        await on(client, c.apps[1]).post(json.dumps(answer).encode())  # relayed to p0
+        with trio.fail_after(10):
+            await running.complete.wait()
+        assert running.messages[-1]["result"]["content"][0]["text"] == "p0 got decline: None"

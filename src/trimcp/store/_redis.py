@@ -235,14 +235,20 @@ class RedisStore:
     async def _subscribe(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
+        """Receive this process's relays until cancelled. A subscription that drops is
+        made again at once (after a failed attempt, every half second), and the
+        processes are told to recover what it may have missed (``resync``). Only a
+        failed attempt counts as Redis being unreachable."""
         channels = [f"{self.channel_prefix}{self.process}", self.key("all")]
         first = True
         while True:
+            subscribed = False
             try:
                 pubsub = self.link.client.pubsub(
                     channels=channels, retry_policy=NoRetryPolicy(), ignore_subscribe_messages=True
                 )
                 async with pubsub:
+                    subscribed = True
                     if first:
                         task_status.started()
                         first = False
@@ -260,8 +266,11 @@ class RedisStore:
                     raise
                 if rest is not None:  # cancelled as the connection closed: cancelled
                     raise rest from None
-                self.link.failed(exc)
-            await trio.sleep(0.5)
+                if not subscribed:
+                    self.link.failed(exc)
+                logger.info("relay subscription of process %d lost: %s", self.process, exc)
+            if not subscribed:
+                await trio.sleep(0.5)
 
     def _dispatch(self, envelope: Envelope) -> None:
         for handler in self._handlers:

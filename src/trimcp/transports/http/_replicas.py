@@ -11,7 +11,8 @@ when its record does (``DELETE``, or no use anywhere for ``session_idle_timeout`
 * it takes the envelopes relayed to this process (:meth:`Replicas.envelope`): events
   of streams held here, client messages for a replica here (delivered in order by one
   task, each within ``inbound_wait``; beyond :data:`RELAY_QUEUE` waiting they are
-  dropped and counted), the end of a session, a changed record;
+  dropped and counted), the end of a session, a changed record; and, after the relay
+  was cut off, a ``resync``: what it missed is recovered from the store;
 * every ``check_interval`` it keeps the records of busy replicas alive (an open GET
   stream is use), and asks the store which writers of streams held here have lost
   their lease: their requests get an error answer and their streams end.
@@ -114,6 +115,9 @@ class Replicas:
 
     # ------------------------------------------------------------ relayed to this process
     def envelope(self, envelope: Envelope) -> None:
+        if envelope.kind == "resync":
+            self._resync()
+            return
         channel = self.manager.get(envelope.session_id)
         if channel is None or channel.shared is None:
             return
@@ -134,6 +138,19 @@ class Replicas:
                 if fields.get("ready") == "1":  # the handshake ended on another process
                     note_initialized(channel, Notification(method=INITIALIZED))
                 channel.shared.on_update({k: v for k, v in fields.items() if isinstance(v, str)})
+
+    def _resync(self) -> None:
+        """The relay was down for a while: what it carried meanwhile is lost. Streams
+        held here for other writers end (their clients resume from the store), and
+        idle replicas go (the next request restores them from their records, which
+        may have changed or gone)."""
+        for channel in self.manager.shared_channels():
+            if channel.shared is None:
+                continue
+            for stream_id in list(channel.shared.tails):
+                channel.shared.close_tail(stream_id)
+            if not channel.busy:
+                self.manager.terminate(channel)
 
     def _queue(self, session_id: str, payload: bytes) -> None:
         try:
