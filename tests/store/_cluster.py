@@ -120,9 +120,8 @@ async def cluster(
     for n in range(count):
         store = RedisStore(url, prefix=prefix, lease_ttl=lease_ttl, op_timeout=1.0)
         server = make_server(state, f"p{n}")
-        server.use_store(store)
         servers.append(server)
-        apps.append(trimcp.asgi_app(server, limits=limits or HttpServerLimits()))
+        apps.append(trimcp.asgi_app(server, store=store, limits=limits or HttpServerLimits()))
     async with trio.open_nursery() as nursery:
         for app in apps:
             await nursery.start(app.run)

@@ -42,10 +42,11 @@ async def test_an_unknown_session_is_404_on_every_process(
 ) -> None:
     async with cluster(redis_server.url, prefix) as (c, _state):
         client = AsgiClient(c.apps[1], c.nursery)
-        client.session_id = "x" * 32
-        reply = await client.post(rpc(2, "tools/list"))
-        assert reply.status == 404
-        assert reply.json["error"]["code"] == -32001
+        for unknown in ("x" * 32, "{x}:s", "a}b{c"):  # never a part of a key
+            client.session_id = unknown
+            reply = await client.post(rpc(2, "tools/list"))
+            assert reply.status == 404
+            assert reply.json["error"]["code"] == -32001
 
 
 async def test_reverse_call_answered_through_another_process(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Final, final
 
 import trio
@@ -43,6 +44,8 @@ logger = logging.getLogger("trimcp.http.server")
 
 #: Relayed client messages waiting to be delivered to replicas here.
 RELAY_QUEUE: Final = 1024
+#: The ids ``new_session_id`` makes (URL-safe base64).
+_SESSION_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @final
@@ -91,7 +94,10 @@ class Replicas:
 
     async def restore(self, session_id: str) -> HttpSessionChannel | None:
         """A replica of ``session_id`` restored from its record (``None``: no such
-        session); 503 when the store cannot be reached."""
+        session); 503 when the store cannot be reached. An id this server could not
+        have made is unknown without asking the store (it never becomes part of a key)."""
+        if not _SESSION_ID.fullmatch(session_id):
+            return None
         self.check()
         try:
             record = await self.shared.load_session(session_id)
