@@ -19,9 +19,7 @@ import trio
 
 from trimcp.transports.http import (
     Envelope,
-    EventStore,
     HttpServerLimits,
-    MemoryEventStore,
     SessionRecord,
     SharedEvents,
 )
@@ -101,9 +99,9 @@ def is_shared(store: Store) -> TypeGuard[SharedStore]:
 class MemoryStore:
     """State in this process only: the default (module doc).
 
-    It keeps nothing itself: the session table, the event stores it makes
-    (:meth:`event_store`), the task table and the subscriptions of the server are its
-    state, as they were before stores existed.
+    It keeps nothing itself: the HTTP app's session table and its bounded in-memory
+    event stores, the server's task table and subscriptions are the state, as they
+    were before stores existed; choosing it changes nothing on any path.
     """
 
     shared: Final = False
@@ -115,15 +113,6 @@ class MemoryStore:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
         await trio.sleep_forever()
-
-    @staticmethod
-    def event_store(limits: HttpServerLimits) -> EventStore:
-        """A session's bounded in-memory event store."""
-        return MemoryEventStore(
-            max_events=limits.replay_events,
-            max_bytes=limits.replay_bytes,
-            max_streams=limits.replay_streams,
-        )
 
 
 def open_store(spec: Store | str | None) -> Store:
