@@ -14,10 +14,11 @@ from typing import Any
 import trio
 
 import trimcp
+from trimcp.bench._fleet import render, run_fleet
 from trimcp.nursery import HandlerContext
 
 from ._fleet import Fleet, fleet
-from ._services import RedisServer
+from ._services import RedisServer, require
 
 SDK_SCRIPT = Path(__file__).with_name("_sdk_e2e.py")
 
@@ -113,3 +114,20 @@ async def test_a_fleet_behind_haproxy_serves_sessions_through_a_kill(
         ]
         # resumptions that landed on another process than the one writing the stream
         assert any(served != writer for served, writer in moved), moved
+
+
+def test_the_fleet_benchmark_measures_a_redis_fleet_behind_haproxy() -> None:
+    require("redis-server")
+    require("haproxy")
+    results = run_fleet(
+        deployments=(("redis", 2),), levels=(2,), repeats=1, warmup=0.1, duration=0.3,
+        progress=lambda _line: None,
+    )  # fmt: skip
+    for tool in ("echo", "echo_sse"):
+        sample = results[tool]["redis x2"][2]
+        assert sample["calls_per_s"] > 0
+        assert sample["workers_cpu_us"] > 0
+    assert results["echo_sse"]["redis x2"][2]["redis_cpu_us"] > 0  # its events went there
+    table = render(results)
+    assert "fleet behind haproxy, echo_sse / calls/s" in table
+    assert "redis x2" in table

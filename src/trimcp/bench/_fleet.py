@@ -189,6 +189,7 @@ def _measure(
 
 def run_fleet(
     *,
+    deployments: tuple[tuple[str, int], ...] = DEPLOYMENTS,
     levels: tuple[int, ...] = LEVELS,
     repeats: int = 3,
     warmup: float = 1.0,
@@ -196,8 +197,8 @@ def run_fleet(
     payload_bytes: int = 16,
     progress: Any = print,
 ) -> dict[str, Any]:
-    """Measure every deployment of :data:`DEPLOYMENTS`; the medians, by deployment and
-    level (module doc)."""
+    """Measure each of ``deployments`` (``(store, workers)``, :data:`DEPLOYMENTS` by
+    default); the medians, by tool, deployment and level (module doc)."""
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="trimcp-fleet-") as tmp, ExitStack() as stack:
         workdir = Path(tmp)
@@ -211,7 +212,7 @@ def run_fleet(
         )  # fmt: skip
         redis_url = f"redis://127.0.0.1:{redis_port}/0"
         base = Workload(payload_bytes=payload_bytes)
-        for store, workers in DEPLOYMENTS:
+        for store, workers in deployments:
             name = f"{store} x{workers}"
             with _deployment(store, workers, base, redis_url, workdir) as (url, pids, proxy):
                 parts = {"workers": pids, "redis": [redis], "haproxy": [proxy]}
