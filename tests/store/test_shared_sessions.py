@@ -171,3 +171,22 @@ async def test_the_get_stream_carries_what_any_process_sends_the_session(
             (missed,) = await resumed.wait_message(1)
         assert missed["method"] == "notifications/tools/list_changed"
         resumed.disconnect.set()
+
+
+async def test_cancelled_through_another_process_its_reverse_call_is_cancelled_first(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    """The cancel of a call waiting on a reverse call reaches the call's process by
+    relay; the reverse call's own cancel goes out on the stream before it closes."""
+    async with cluster(redis_server.url, prefix) as (c, _state):
+        client = await c.session()
+        running = client.start("POST", call("form", 11), client.headers())
+        with trio.fail_after(10):
+            (request,) = await running.wait_message(1)
+        cancel = rpc(None, "notifications/cancelled", {"requestId": 11})
+        assert (await on(client, c.apps[1]).post(cancel)).status == 202
+        with trio.fail_after(10):
+            await running.complete.wait()
+        last = running.messages[-1]
+        assert last["method"] == "notifications/cancelled"
+        assert last["params"]["requestId"] == request["id"]
