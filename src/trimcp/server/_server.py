@@ -428,8 +428,10 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         (:meth:`serving`)."""
         state = SessionState(server_info=self.info)
         replica = shared_channel(channel)
+        first_id = 0
         if replica is not None and self.shared is not None:
             self.shared.restore(state, replica)  # a session begun elsewhere goes on here
+            first_id = self.shared.first_request_id(replica)
         async with (
             in_serving(serving),
             open_session(
@@ -440,7 +442,7 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
                 limits=self.limits,
                 state=state,
                 exempt=partial(self.era.exempt, channel),
-                first_request_id=0 if replica is None else replica.first_request_id,
+                first_request_id=first_id,
             ) as session,
         ):
             self._sessions.add(session)

@@ -68,7 +68,7 @@ class SharedServer:
         elsewhere."""
         assert channel.shared is not None
         channel.shared.on_update = lambda fields: self._apply(state, fields)
-        record = channel.restored
+        record = channel.shared.restored
         if record is None or record.protocol_version is None:
             return
         server = self.server
@@ -173,9 +173,13 @@ class SharedServer:
                     note["m"], params if isinstance(params, dict) else None
                 )
 
-    def first_request_id(self, channel: MessageChannel) -> int:
+    @staticmethod
+    def first_request_id(channel: MessageChannel) -> int:
+        """Where the session's outbound ids start (they name the process, in a shared
+        store; see ``trimcp.transports.http._shared``)."""
         shared = shared_channel(channel)
-        return 0 if shared is None else shared.first_request_id
+        routing = None if shared is None else shared.shared
+        return 0 if routing is None else routing.first_request_id
 
 
 async def _discard(sent: Awaitable[str]) -> None:

@@ -37,10 +37,8 @@ overflow (the event stays in the store), and a JSON answer that does not fit is
 replaced by a ``-32000`` error for its request, so output held for slow clients never
 grows past the budgets.
 
-A session kept in a shared store (several processes behind a balancer) has a
-:class:`~._shared_channel.SharedRouting`: its event store is the shared one, streams
-it writes may be held by another process, and it holds streams others write
-(:mod:`._shared_channel`). Without one, nothing here touches another process.
+A session of a shared store (N processes) has a :class:`~._shared_channel.SharedRouting`
+for what involves the other processes (:mod:`._shared_channel`); without one, nothing does.
 """
 
 from __future__ import annotations
@@ -69,7 +67,6 @@ from ._event_store import EventStore
 from ._guards import SERVER_ERROR, Headers, HttpError
 from ._handshake import note_initialized
 from ._server_limits import HttpServerLimits
-from ._shared import PROCESS_ID_SHIFT, SessionRecord, StoreUnavailable
 from ._shared_channel import SharedRouting
 from ._sse_stream import Outbox
 
@@ -142,8 +139,7 @@ class HttpSessionChannel:
       limits: queue bounds and the SSE ``retry`` value.
       store: where SSE events are kept for resumption (``None``: not resumable).
       output: the session's output budget (``None``: only the per-stream bounds).
-      shared: the session's part in a shared store (``None``: this process alone);
-        its event log then replaces ``store``.
+      shared: its part in a shared store, whose log replaces ``store`` (or ``None``).
     """
 
     def __init__(
@@ -159,9 +155,6 @@ class HttpSessionChannel:
         self.output = output
         self.shared = shared
         self.store = store if shared is None else shared.events
-        #: The record this replica was restored from (a session another process
-        #: created), for the MCP server to take its state from.
-        self.restored: SessionRecord | None = None
         #: The revision the session negotiated (set by the lifecycle).
         self.protocol_version: str | None = None
         #: Messages that had no stream to go to (counted, never kept).
@@ -212,12 +205,6 @@ class HttpSessionChannel:
 
     def negotiated(self, protocol_version: str) -> None:
         self.protocol_version = protocol_version
-
-    @property
-    def first_request_id(self) -> int:
-        """The first id of the session's own requests: in a shared store the id names
-        this process, so that the answer finds its way back here."""
-        return 0 if self.shared is None else self.shared.process << PROCESS_ID_SHIFT
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
         """Route ``message`` to its one stream (module doc). Never waits on the network.
@@ -304,7 +291,9 @@ class HttpSessionChannel:
                 raise trio.BrokenResourceError("the standalone SSE stream is closed")
             self._drop(message, "the standalone SSE stream is not connected")
 
-    async def _store(self, stream_id: str, data: bytes | None) -> str | None:
+    async def _store(self, stream_id: str, data: bytes, *, last: bool = False) -> str | None:
+        if self.shared is not None:  # ``last``: the shared log learns the stream is over
+            return await self.shared.publish(stream_id, data, last=last)
         if self.store is None:
             return None
         return await self.store.store(stream_id, data)
@@ -355,44 +344,24 @@ class HttpSessionChannel:
 
     async def _start_sse(self, stream: RequestStream, retry_ms: int | None = None) -> None:
         stream.mode = "sse"
-        await self._prime(stream.stream_id, stream.outbox, retry_ms, tuple(stream.pending))
+        await self._prime(stream.stream_id, stream.outbox, retry_ms)
         held, stream.collected = stream.collected, []
         for data in held:  # batch responses that came before the first other message
             await self._put_event(stream, data)
 
-    async def _prime(
-        self,
-        stream_id: str,
-        outbox: Outbox | None,
-        retry_ms: int | None,
-        request_ids: tuple[RequestId, ...] = (),
-    ) -> None:
+    async def _prime(self, stream_id: str, outbox: Outbox | None, retry_ms: int | None) -> None:
+        retry = self.limits.sse_retry_ms if retry_ms is None else retry_ms
+        if self.shared is not None:
+            await self.shared.prime(self, stream_id, outbox, retry)
+            return
         if self.store is None:
             return
-        if self.shared is not None:
-            event_id = await self.shared.prime(self, stream_id, request_ids)
-            if not event_id:  # the shared store is unreachable: not resumable
-                return
-        else:
-            event_id = await self.store.store(stream_id, None)
-        retry = self.limits.sse_retry_ms if retry_ms is None else retry_ms
+        event_id = await self.store.store(stream_id, None)
         if outbox is not None:
             outbox.put(encode_sse(data=None, id=event_id, retry=retry), event_id)
-        if self.shared is not None and stream_id == STANDALONE:
-            tail = self.shared.tails.get(STANDALONE)
-            if tail is not None and outbox is not None:
-                self.shared.attached(tail, STANDALONE, outbox)  # what others write, live
 
     async def _put_event(self, stream: RequestStream, data: bytes) -> None:
-        if self.shared is not None:
-            try:
-                event_id: str | None = await self.shared.events.publish(
-                    stream.stream_id, data, last=stream.over
-                )
-            except StoreUnavailable:
-                event_id = None  # the live client still gets it, without an id to resume
-        else:
-            event_id = await self._store(stream.stream_id, data)
+        event_id = await self._store(stream.stream_id, data, last=stream.over)
         outbox = stream.outbox
         if outbox is not None and not outbox.put(
             encode_sse(data=data.decode(), id=event_id), event_id
@@ -403,10 +372,7 @@ class HttpSessionChannel:
     def _end_stream(self, stream: RequestStream, *, stored: bool = False) -> None:
         """``stream`` is over (``stored``: its last event, in the shared log, said so)."""
         if self.shared is not None and stream.mode == "sse":
-            if stored:
-                self.shared.tokens.pop(stream.stream_id, None)
-            else:
-                self.shared.stream_ended(stream.stream_id)
+            self.shared.stream_over(stream.stream_id, stored=stored)
         self._live.pop(stream.stream_id, None)
         if stream.outbox is not None:
             stream.outbox.close()
@@ -522,8 +488,6 @@ class HttpSessionChannel:
         elif retry_ms is not None and stream.outbox is not None:
             stream.outbox.put(encode_sse(data=None, retry=retry_ms))
         if stream.outbox is not None:
-            if self.shared is not None:
-                self.shared.released(stream.stream_id, stream.outbox)
             stream.outbox.close()
             stream.outbox = None
         return True
@@ -537,7 +501,6 @@ class HttpSessionChannel:
         return self._standalone
 
     async def prime_standalone(self, outbox: Outbox) -> None:
-        outbox.stream_id = STANDALONE
         await self._prime(STANDALONE, outbox, None)
 
     async def resume(self, last_event_id: str) -> Outbox | None:

@@ -161,7 +161,7 @@ class SessionManager:
             record.session_id, self.limits, None, self.session_output(), shared
         )
         channel.owner = record.owner
-        channel.restored = record
+        shared.restored = record
         if record.protocol_version is not None:
             channel.negotiated(record.protocol_version)
         self._sessions[record.session_id] = channel

@@ -47,8 +47,10 @@ from trimcp.wire import (
 
 from ._guards import SERVER_ERROR, HttpError
 from ._shared import (
+    PROCESS_ID_SHIFT,
     Attached,
     Envelope,
+    SessionRecord,
     SharedEvents,
     SharedSessions,
     StoreUnavailable,
@@ -140,6 +142,12 @@ class SharedRouting:
         self.touch_every = 60.0
         #: Called with the record's fields when another process changed them.
         self.on_update: Callable[[dict[str, str]], None] | None = None
+        #: The record this replica was restored from (``None``: the session began
+        #: here), for the MCP server to take its state from.
+        self.restored: SessionRecord | None = None
+        #: The session's outbound request ids start here: they name this process, so
+        #: that an answer posted to any process finds its way back.
+        self.first_request_id = self.process << PROCESS_ID_SHIFT
 
     def touch(self, *, force: bool = False) -> None:
         """The session was used here: its records live on (spaced, in the background)."""
@@ -190,27 +198,55 @@ class SharedRouting:
             channel._standalone = None
 
     async def prime(
-        self, channel: HttpSessionChannel, stream_id: str, request_ids: tuple[RequestId, ...]
-    ) -> str:
-        """Open ``stream_id`` in the shared log, held here; its priming event's id. The
-        standalone stream is taken from whichever process held it before. While the
-        store cannot be reached a request's stream goes on without an id (not
-        resumable: ``""``), and a GET gets 503."""
+        self,
+        channel: HttpSessionChannel,
+        stream_id: str,
+        outbox: Outbox | None,
+        retry: int,
+    ) -> None:
+        """Open ``stream_id`` in the shared log, held here, and queue its priming event
+        on ``outbox``. The standalone stream is taken from whichever process held it
+        before, and then follows what others write to it. While the store cannot be
+        reached a request's stream goes on without a priming event (not resumable),
+        and a GET gets 503."""
         tail = self.tail(STANDALONE) if stream_id == STANDALONE else None
+        stream = channel._live.get(stream_id)  # its requests: failed elsewhere if we die
+        request_ids = tuple(stream.pending) if stream is not None else ()
         try:
             opened = await self.events.opened(stream_id, request_ids)
         except StoreUnavailable:
             if tail is None:
-                return ""
+                return
             self.close_tail(STANDALONE, tail)
             raise unavailable(self.sessions.retry_after) from None
+        event_id = opened.event_id
+        if outbox is not None:
+            outbox.put(encode_sse(data=None, id=event_id, retry=retry), event_id)
         if tail is None:
             self.tokens[stream_id] = opened.token
-            return opened.event_id
+            return
         tail.token = opened.token
-        tail.seq = int(opened.event_id.rpartition("-")[2])
+        tail.seq = int(event_id.rpartition("-")[2])
         await self.taken_from(STANDALONE, opened.previous)
-        return opened.event_id
+        if outbox is not None:
+            outbox.stream_id = STANDALONE  # released by the channel when its GET ends
+            self.attached(tail, STANDALONE, outbox)  # what others write, live
+
+    async def publish(self, stream_id: str, data: bytes, *, last: bool) -> str | None:
+        """Store an event of a stream written here (relayed to its holder if that is
+        another process); its id, or ``None`` while the store cannot be reached (the
+        live client still gets it, without an id to resume from)."""
+        try:
+            return await self.events.publish(stream_id, data, last=last) or None
+        except StoreUnavailable:
+            return None
+
+    def stream_over(self, stream_id: str, *, stored: bool) -> None:
+        """A stream written here ended; unless its last stored event said so (it was
+        cancelled), the store is told, and whoever holds it ends it."""
+        self.tokens.pop(stream_id, None)
+        if not stored:
+            self.sessions.later(partial(self.events.end, stream_id))
 
     async def resume(self, channel: HttpSessionChannel, last_event_id: str) -> Outbox | None:
         """``channel.resume`` in a shared store: the stream may be written anywhere."""
@@ -340,8 +376,3 @@ class SharedRouting:
             tail.request_ids.clear()
             self.sessions.later(partial(self.events.end, stream_id))
             self.close_tail(stream_id, tail)
-
-    def stream_ended(self, stream_id: str) -> None:
-        """A stream written here ended without its last event stored (cancelled)."""
-        self.tokens.pop(stream_id, None)
-        self.sessions.later(partial(self.events.end, stream_id))
