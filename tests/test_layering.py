@@ -30,6 +30,7 @@ RANK = {
     "middleware": 8,
     "pytest_plugin": 9,
     "bench": 8,
+    "store": 6,  # shared state: below the server, above the transports it serves
     "cli": 9,  # the command line runs everything, the conformance machine included
 }
 NO_IO_IN_WIRE = {"trio", "anyio", "socket", "asyncio", "selectors", "ssl", "subprocess"}

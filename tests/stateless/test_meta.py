@@ -41,6 +41,7 @@ async def test_discover_describes_the_server() -> None:
         ({"_meta": {"io.modelcontextprotocol/protocolVersion": VERSION}}, -32602),
         ({"_meta": meta(capabilities=None) | {"io.modelcontextprotocol/clientInfo": 3}}, -32602),
         ({"_meta": meta() | {"io.modelcontextprotocol/logLevel": "loud"}}, -32602),
+        ({"_meta": meta() | {"io.modelcontextprotocol/logLevel": ["info"]}}, -32602),
     ],
 )
 async def test_malformed_meta_is_invalid_params(broken: dict[str, Any], code: int) -> None:

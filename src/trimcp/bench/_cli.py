@@ -115,6 +115,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="smoke run: 1 repeat, short windows, 100 parked, fan-out of 20",
     )
+    p.add_argument(
+        "--fleet",
+        action="store_true",
+        help="multi-process HTTP: 1 worker with the memory store and 1, 2, 4 workers "
+        "with a Redis store, behind haproxy (needs redis-server, haproxy, trimcp[redis]); "
+        "--concurrency, --repeats, --warmup, --duration and --quick apply",
+    )
     p.add_argument("--json", metavar="FILE", help="write settings, all samples and summary")
     p.add_argument("--plot", metavar="FILE.png", help="plot throughput and p99 (matplotlib)")
 
@@ -181,6 +188,8 @@ def run(args: argparse.Namespace, display: AbstractContextManager[Progress] | No
     stderr); it is closed before the tables go to stdout, so a live display never
     interleaves with them.
     """
+    if getattr(args, "fleet", False):
+        return _run_fleet(args)
     settings = settings_of(args)
     with display or nullcontext(Lines()) as shown:
         results = _runner.run(settings, shown)
@@ -210,3 +219,27 @@ def run(args: argparse.Namespace, display: AbstractContextManager[Progress] | No
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m benchmarks`` / ``python -m trimcp.bench``."""
     return run(build_parser().parse_args(argv))
+
+
+def _run_fleet(args: argparse.Namespace) -> int:
+    """``--fleet``: the multi-process deployments of :mod:`._fleet`, side by side."""
+    from ._fleet import LEVELS, render, run_fleet
+
+    quick = args.quick
+    results = run_fleet(
+        levels=tuple(args.concurrency or LEVELS),
+        repeats=1 if quick else args.repeats,
+        warmup=QUICK["warmup"] if quick else args.warmup,
+        duration=QUICK["duration"] if quick else args.duration,
+        payload_bytes=args.payload_bytes,
+        progress=Lines().line,
+    )
+    print(render(results))
+    if args.json:
+        table = {
+            tool: {name: {str(n): v for n, v in by.items()} for name, by in deployments.items()}
+            for tool, deployments in results.items()
+        }
+        with open(args.json, "w") as fh:
+            json.dump({"fleet": table}, fh, indent=1)
+    return 0

@@ -23,6 +23,7 @@ from ._runtimes import Runtime
 __all__ = [
     "FANOUT_TOOL",
     "PARK_TOOL",
+    "SSE_TOOL",
     "STATS_TOOL",
     "TOOL_NAME",
     "Caller",
@@ -40,6 +41,8 @@ Caller = Callable[[], Awaitable[None]]
 TOOL_NAME = "echo"
 #: Parks until cancelled, counting entries and observed cancellations.
 PARK_TOOL = "park"
+#: The echo whose answer is an SSE stream (a log notification first): trimcp only.
+SSE_TOOL = "echo_sse"
 #: Returns the server's counters as JSON text (see :class:`._probe.Probe`).
 STATS_TOOL = "bench_stats"
 #: Issues ``n`` concurrent ``sampling/createMessage`` calls, answers when all are back.

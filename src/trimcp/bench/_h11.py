@@ -88,7 +88,7 @@ def _answer(response: h11.Response, body: bytes, request_id: int) -> dict[str, A
         message: dict[str, Any] = json.loads(body)
         return message
     for line in body.split(b"\n"):
-        if line.startswith(b"data:"):
+        if line.startswith(b"data:") and line[5:].strip():  # not a priming event
             message = json.loads(line[5:])
             if message.get("id") == request_id:
                 return message

@@ -30,6 +30,7 @@ from trimcp.transports import ClientTransport, stdio_command, streamable_http, w
 from ._core import (
     FANOUT_TOOL,
     PARK_TOOL,
+    SSE_TOOL,
     STATS_TOOL,
     TOOL_NAME,
     Implementation,
@@ -58,6 +59,13 @@ def make_server(workload: Workload, *, sse_park: bool = True) -> Server:
     @server.tool(name=TOOL_NAME)
     async def echo(text: str) -> str:
         """Return ``text``."""
+        return text
+
+    @server.tool(name=SSE_TOOL)
+    async def echo_sse(ctx: ToolContext, text: str) -> str:
+        """Log once, then return ``text``: the answer is an SSE stream of two events
+        (three with its priming event), each kept in the event store."""
+        await ctx.log("info", "echo")
         return text
 
     @server.tool(name=PARK_TOOL)

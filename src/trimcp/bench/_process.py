@@ -96,15 +96,22 @@ def serve_command(kind: str, transport: str, workload: Workload) -> list[str]:
 
 
 @contextmanager
-def http_server(kind: str, workload: Workload, transport: str = "http") -> Iterator[ServerProcess]:
+def http_server(
+    kind: str,
+    workload: Workload,
+    transport: str = "http",
+    env: dict[str, str] | None = None,
+) -> Iterator[ServerProcess]:
     """Run a ``kind`` server for ``workload``; yield it once it listens; stop it on exit.
 
     ``transport``: ``http`` (Streamable HTTP) or ``websocket`` (a ``ws://`` URL).
+    ``env``: the server's environment (default: this process's).
     """
     process = subprocess.Popen(
         [sys.executable, *serve_command(kind, transport, workload)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
+        env=env,
     )
     try:
         port = _read_port(process)

@@ -12,6 +12,9 @@ server of ``KIND`` (``trimcp``, ``trimcp-json``, ``trimcp-hypercorn``, ``sdk``,
 * ``websocket``: the same contract, serving ``ws://127.0.0.1:PORT/mcp`` (trimcp:
   ``serve_websocket``; the floor: :func:`._ws.serve_floor_websocket`; the SDK has none).
 
+A trimcp server keeps its state in the store ``TRIMCP_BENCH_STORE`` names when that
+is set (a ``redis://`` URL: a worker of ``trimcp bench --fleet``, :mod:`._fleet`).
+
 Access logs are off everywhere (a log line per request would dominate a trivial call).
 The SDK's server runs under uvicorn on asyncio, configured as
 ``MCPServer.run_streamable_http_async`` would (stateful sessions; SSE answers, or JSON
@@ -60,6 +63,9 @@ def _serve_trimcp(kind: str, transport: str, workload: Workload) -> None:
     from ._impl_trimcp import make_server
 
     server = make_server(workload, sse_park=kind != "trimcp-json")
+    store = os.environ.get("TRIMCP_BENCH_STORE")
+    if store:  # a worker of trimcp bench --fleet: its sessions live in a shared store
+        server.use_store(store)
     if transport == "stdio":
         trio.run(serve_stdio, server)
         return

@@ -99,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
         "Host). Bound to a non-loopback address, only IP-literal Hosts and these are "
         "accepted (DNS-rebinding guard)",
     )
+    serve.add_argument(
+        "--store",
+        metavar="SPEC",
+        help="where sessions, events and tasks live (with --http): 'memory' (default) or "
+        "redis://HOST:PORT/DB, shared by every process serving the same server behind a "
+        "load balancer (needs trimcp[redis])",
+    )
     serve.set_defaults(func=_cmd_serve)
     add_conform_parser(commands)
     add_bench(commands)
@@ -112,10 +119,17 @@ def _fail(message: str) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    if args.store is not None and args.http is None:
+        return _fail("--store applies to --http")
     try:
         server = load_server(args.target)
     except LoadError as exc:
         return _fail(str(exc))
+    if args.store is not None:
+        try:
+            server.use_store(args.store)
+        except (ValueError, ImportError, RuntimeError) as exc:
+            return _fail(str(exc))
     try:
         if args.ws is not None:
             host, port = args.ws

@@ -35,6 +35,7 @@ async def open_session(
     state: SessionState | None = None,
     prepare: Callable[[Message], Message] | None = None,
     exempt: Callable[[Request], bool] | None = None,
+    first_request_id: int = 0,
 ) -> AsyncIterator[Session]:
     """Run a session over ``channel`` for the duration of the ``async with`` block.
 
@@ -49,6 +50,10 @@ async def open_session(
 
     ``exempt``, if given, names the requests the layer above judges itself rather than
     the lifecycle table (the server's stateless-era requests; see ``_lifecycle``).
+
+    ``first_request_id`` is the id of the session's first outbound request (they count
+    up from it): processes sharing sessions give each its own range, so that an answer
+    names the process waiting for it.
     """
     with unwrap_single():
         try:
@@ -63,6 +68,7 @@ async def open_session(
                     state=state or SessionState(),
                     prepare=prepare,
                     exempt=exempt,
+                    first_request_id=first_request_id,
                 )
                 nursery.start_soon(session._reader)
                 nursery.start_soon(session._admit)

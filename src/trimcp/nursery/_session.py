@@ -113,6 +113,7 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
         state: SessionState,
         prepare: Callable[[Message], Message] | None = None,
         exempt: Callable[[Request], bool] | None = None,
+        first_request_id: int = 0,
     ) -> None:
         self.channel = channel
         self.role = role
@@ -124,7 +125,7 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
         if role is Role.SERVER and registry.route("initialize") is None:
             self.lifecycle.handle(Event.NO_HANDSHAKE)
         self._nursery = nursery
-        self._pending = PendingTable(max_pending=limits.max_pending)
+        self._pending = PendingTable(max_pending=limits.max_pending, first_id=first_request_id)
         self._in_flight: dict[RequestId, InFlight] = {}
         self._in_flight_slots = trio.Semaphore(limits.max_in_flight)
         self._running = 0

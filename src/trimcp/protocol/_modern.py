@@ -118,7 +118,7 @@ def read_request_meta(
     if info is not None and not isinstance(info, dict):
         return MetaProblem(-32602, f"Invalid params: _meta[{CLIENT_INFO_META!r}] is not an object")
     level = meta.get(LOG_LEVEL_META)
-    if level is not None and level not in _LEVELS:
+    if level is not None and (not isinstance(level, str) or level not in _LEVELS):
         return MetaProblem(-32602, f"Invalid params: unknown log level {level!r}")
     trace = {k: v for k in TRACE_META_KEYS if isinstance(v := meta.get(k), str)}
     return RequestMeta(

@@ -53,9 +53,10 @@ from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from ._context import ToolContext
 from ._pagination import page_result, paginate
+from ._shared_tasks import RemoteTask, SharedTasks
 from ._task_host import TaskHost, not_served
 from ._task_job import TaskJob
-from ._task_store import TaskRecord, TaskStore
+from ._task_store import TaskRecord, TaskStore, TaskView
 from ._tools import ToolRegistry
 
 __all__ = ["CoreTasks", "negotiated"]
@@ -91,6 +92,9 @@ class CoreTasks:
         self.store = store
         self.host_of = host_of
         self.page_size = page_size
+        #: Writes a notification to a session of a shared store, wherever it is served
+        #: (``None``: no shared store).
+        self.notify_elsewhere: Callable[[str, str, dict[str, Any]], None] | None = None
 
     # -- tools/call ----------------------------------------------------------------------
     async def call_tool(
@@ -121,43 +125,56 @@ class CoreTasks:
             self.store.forget(record)
             raise
         await trio.lowlevel.checkpoint()
+        await self.store.published(record)  # findable everywhere before its id is out
         return {"task": record.core_task()}
 
     # -- tasks/* -------------------------------------------------------------------------
-    def _find(self, ctx: HandlerContext, params: Any) -> TaskRecord:
+    async def _find(self, ctx: HandlerContext, params: Any) -> TaskView:
         if not negotiated(ctx.session):
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
         if not isinstance(params, dict):
             raise McpError(INVALID_PARAMS, "Invalid params: taskId is required")
-        return self.store.find(ctx, params.get("taskId"))
+        return await self.store.lookup(ctx, params.get("taskId"))
 
     async def get(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        record = self._find(ctx, params)
-        await trio.lowlevel.checkpoint()
+        record = await self._find(ctx, params)  # a checkpoint
         return record.core_task()
 
     async def cancel(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        record = self._find(ctx, params)
+        record = await self._find(ctx, params)
         if record.terminal:
             raise McpError(
                 INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{record.status}'"
             )
+        if isinstance(record, RemoteTask):  # its process cancels it
+            await self.shared().order(record, op="cancel", core=True)
+            return record.cancelled_view()
+        assert isinstance(record, TaskRecord)
         record.cancelled()  # the spec: cancelled before the answer, and for good
         record.scope.cancel()
         await trio.lowlevel.checkpoint()
         return record.core_task()
 
+    def shared(self) -> SharedTasks:
+        mirror = self.store.mirror
+        assert isinstance(mirror, SharedTasks)
+        return mirror
+
     async def list(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
         if not negotiated(ctx.session):
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
         cursor = params.get("cursor") if isinstance(params, dict) else None
-        records = self.store.listed(ctx)
+        records = await self.store.listed_everywhere(ctx)
         page, next_cursor = paginate("tasks", records, cursor, self.page_size())
         await trio.lowlevel.checkpoint()
         return page_result("tasks", [record.core_task() for record in page], next_cursor)
 
     async def result(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        record = self._find(ctx, params)
+        found = await self._find(ctx, params)
+        if isinstance(found, RemoteTask):
+            return _outcome(await self.shared().result(ctx, found))
+        assert isinstance(found, TaskRecord)
+        record = found
         async with trio.open_nursery() as carriers:
             while not record.terminal:
                 for key in [key for key in record.pending if key not in record.claimed]:
@@ -165,19 +182,30 @@ class CoreTasks:
                     carriers.start_soon(_carry, ctx, record, key)
                 await record.wait_changed()
             carriers.cancel_scope.cancel()  # the task ended: nothing more to ask
-        if record.result is not None:
-            result = record.result
-            return {**result, "_meta": related_task_meta(record.task_id, result.get("_meta"))}
-        error = record.error or {}
-        if record.status == "cancelled" or not error:
-            raise McpError(INVALID_PARAMS, f"Task {record.task_id} was cancelled: it has no result")
-        raise McpError(int(error.get("code", -32603)), str(error.get("message")), error.get("data"))
+        return _outcome(record)
 
     # -- status notifications ----------------------------------------------------------
     def changed(self, record: TaskRecord) -> None:
+        """Tell the session that created ``record`` of its new status. With a shared
+        store the session may be served elsewhere now: its standalone stream is
+        written through the store (:attr:`notify_elsewhere`)."""
         session = record.session
         if session is not None and not session.is_closed:
             session.notify_soon(TASK_STATUS_NOTIFICATION, record.core_task())
+        elif self.notify_elsewhere is not None and record.session_id is not None:
+            self.notify_elsewhere(record.session_id, TASK_STATUS_NOTIFICATION, record.core_task())
+
+
+def _outcome(record: TaskView) -> dict[str, Any]:
+    """What ``tasks/result`` answers for a task that ended: exactly what the call would
+    have (its result, ``isError`` included, or its error), tagged with the task."""
+    if record.result is not None:
+        result = record.result
+        return {**result, "_meta": related_task_meta(record.task_id, result.get("_meta"))}
+    error = record.error or {}
+    if record.status == "cancelled" or not error:
+        raise McpError(INVALID_PARAMS, f"Task {record.task_id} was cancelled: it has no result")
+    raise McpError(int(error.get("code", -32603)), str(error.get("message")), error.get("data"))
 
 
 async def _carry(ctx: HandlerContext, record: TaskRecord, key: str) -> None:

@@ -22,9 +22,11 @@ from typing import Any, Final, Literal
 import trio
 
 from trimcp.nursery import HandlerContext
+from trimcp.store import Store, is_shared
 from trimcp.transports.http import (
     ANY_HOST,
     HostPolicy,
+    HttpServerLimits,
     HttpSessionChannel,
     StreamableHttpApp,
     is_loopback,
@@ -35,6 +37,7 @@ from ._context import ToolContext
 from ._lifespan import Serving
 from ._server import Server
 from ._shutdown import FLUSH_TIMEOUT, POLL_INTERVAL
+from ._task_host import TaskHost
 
 __all__ = ["asgi_app", "close_sse_stream", "host_policy_for", "serve_http"]
 
@@ -99,7 +102,15 @@ def asgi_app(
     whoever calls ``await app.run()``. Once ``server.shutdown()`` is called, the app
     answers POSTs carrying requests with 503 (see :mod:`trimcp.server._shutdown`; under
     hypercorn, pass ``shutdown_trigger=server.shutdown_control.wait_done``).
+
+    ``store`` (a store, ``"memory"`` or ``"redis://..."``) is where the server keeps
+    its sessions, events and tasks (see ``Server(store=)``); with a shared one, the app
+    serves any session of the processes sharing it, and runs the store beside its
+    sessions unless it is running already.
     """
+    store = options.pop("store", None)
+    if store is not None:
+        server.use_store(store)
     if allowed_hosts is not None or "host_policy" not in options:
         options["host_policy"] = host_policy_for(
             None, options.pop("host_policy", None), allowed_hosts
@@ -107,7 +118,13 @@ def asgi_app(
     options.setdefault("supported_versions", server.supported_versions)
     options.setdefault("auth", server.auth_gate)  # Server(auth=...): every request verified
     host = server.tasks.host()  # tasks outlive their POSTs and sessions, not this app
-    options.setdefault("background", host.run)
+    shared = server.store if is_shared(server.store) else None
+    if shared is not None:
+        limits = options.get("limits") or HttpServerLimits()
+        options["limits"] = limits
+        shared.configure(limits)
+        options.setdefault("shared", shared)
+    options.setdefault("background", partial(_background, server.store, host))
     # The lifespan covers every session of this app; each session sees its state.
     serving = Serving()
 
@@ -172,6 +189,18 @@ async def serve_http(
                 bound = await http.start(_serve_hypercorn, app, host, port, config, trigger)
                 task_status.started(bound)
         nursery.cancel_scope.cancel()
+
+
+async def _background(
+    store: Store, host: TaskHost, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """What runs beside an app's sessions: its store (unless something else runs it)
+    and the server's task host."""
+    async with trio.open_nursery() as nursery:
+        if not store.running:
+            await nursery.start(store.run)
+        await nursery.start(host.run)
+        task_status.started()
 
 
 async def _flush(app: StreamableHttpApp) -> None:

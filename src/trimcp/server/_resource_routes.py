@@ -35,6 +35,7 @@ from ._context import ToolContext
 from ._downgrade import fit_annotations, fit_read_result
 from ._pagination import page_result, paginate
 from ._resources import ResourceRegistry, resource_not_found
+from ._shared import SharedServer
 from ._skills import SkillRegistry
 from ._subscriptions import SubscriptionHub
 
@@ -73,6 +74,7 @@ class ResourceRoutes:
     declare_resources: bool
     page_size: int
     subscriptions: SubscriptionHub
+    shared: SharedServer | None
     _sessions: set[Session]
 
     # ------------------------------------------------------------------ registration
@@ -163,8 +165,13 @@ class ResourceRoutes:
 
         Synchronous (each session's notification queue sends it; see
         ``trimcp.nursery._notifier``), so it may be called from any code running in the
-        server's Trio run.
+        server's Trio run. With a shared store, the sessions
+        subscribed on any process get it (once each).
         """
+        if self.shared is not None:
+            self.shared.notify_sessions("notifications/resources/updated", {"uri": uri})
+            self.subscriptions.publish("notifications/resources/updated", {"uri": uri})
+            return
         for session in self.resources.subscribers(uri):
             if session in self._sessions:
                 session.notify_soon("notifications/resources/updated", {"uri": uri})
@@ -223,6 +230,8 @@ class ResourceRoutes:
         if not self.resources.has(params.uri):
             raise resource_not_found(params.uri)
         self.resources.subscribe(ctx.session_object, params.uri)
+        if self.shared is not None:
+            await self.shared.subscribe(ctx.session_object, params.uri, True)
         return {}
 
     async def _unsubscribe_resource(
@@ -230,4 +239,6 @@ class ResourceRoutes:
     ) -> dict[str, Any]:
         self._require(ctx)
         self.resources.unsubscribe(ctx.session_object, params.uri)
+        if self.shared is not None:
+            await self.shared.subscribe(ctx.session_object, params.uri, False)
         return {}

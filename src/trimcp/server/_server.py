@@ -43,6 +43,7 @@ from trimcp.protocol import (
     ToolsCapability,
     negotiate_version,
 )
+from trimcp.store import Store, is_shared, open_store
 from trimcp.transports import memory_channel_pair
 from trimcp.wire import METHOD_NOT_FOUND
 
@@ -59,6 +60,8 @@ from ._prompts import PromptRegistry
 from ._request_state import RequestStateSealer
 from ._resource_routes import ResourceRoutes
 from ._resources import ResourceRegistry
+from ._shared import SharedServer, shared_channel
+from ._shared_tasks import SharedTasks
 from ._shutdown import DEFAULT_ABANDON_AFTER, DEFAULT_SHUTDOWN_GRACE, ShutdownControl
 from ._skill_routes import SkillRoutes
 from ._skills import SkillRegistry
@@ -115,6 +118,11 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         :mod:`trimcp.server._lifespan`).
       worker_threads: plain-``def`` tools, resources and prompts of this server running
         at once, each in a worker thread (see :mod:`trimcp.server._workers`).
+      store: where sessions, SSE events, tasks and subscriptions live: ``"memory"``
+        (the default: this process) or a shared store, ``trimcp.store.RedisStore``
+        or its ``"redis://..."`` URL (the ``redis`` extra), with which N processes
+        behind a load balancer serve the same sessions (:mod:`trimcp.store`). They
+        must then share the ``request_state`` keys as well.
 
     Example::
 
@@ -147,6 +155,7 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         auth: ResourceServer | None = None,
         lifespan: Lifespan | None = None,
         worker_threads: int = DEFAULT_WORKER_THREADS,
+        store: Store | str | None = None,
     ) -> None:
         self.info = Implementation(
             name=name, version=version, title=title, website_url=website_url, icons=icons
@@ -189,6 +198,26 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         self._sessions: set[Session] = set()
         self._registry: Registry | None = None
         self.shutdown_control = ShutdownControl(self._sessions, self.subscriptions)
+        self.store: Store = open_store(None)
+        #: The server's side of a shared store (``None``: state lives here alone).
+        self.shared: SharedServer | None = None
+        if store is not None:
+            self.use_store(store)
+
+    def use_store(self, store: Store | str) -> Store:
+        """Keep this server's state in ``store`` (see ``store=``); before it serves."""
+        opened = open_store(store)
+        if opened is self.store:
+            return opened
+        if self.shared is not None or self._sessions:
+            raise RuntimeError("a server's store is chosen before it serves anything")
+        self.store = opened
+        if is_shared(opened):
+            self.shared = SharedServer(self, opened)
+            SharedTasks(opened, self.tasks)  # the task table, mirrored there
+            self.task_runner.core.notify_elsewhere = self.shared.notify_session
+            self.subscriptions.relay = self.shared.publish
+        return opened
 
     # ------------------------------------------------------------------ registration
     @overload
@@ -263,6 +292,10 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         """Tell every initialized session that declared ``kind``, and every listen
         subscribed to it, that the list of ``kind`` changed."""
         method = f"notifications/{kind}/list_changed"
+        if self.shared is not None:
+            self.shared.notify_sessions(method)  # every session once, wherever it is
+            self.subscriptions.publish(method)
+            return
         for session in list(self._sessions):
             state = session.state
             if state.initialized and getattr(state.server_capabilities, kind) is not None:
@@ -296,11 +329,12 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
             "prompts/list": (self._list_prompts, None),
             "prompts/get": (self._get_prompt, GetPromptParams),
             "completion/complete": (self._complete, CompleteParams),
-            "logging/setLevel": (_set_level, SetLevelParams),
+            "logging/setLevel": (self._set_level, SetLevelParams),
         }
         for method, (handler, params_type) in routes.items():
             route = log_routed(era.wrap(method, handler, params_type))
             registry.add_request(method, self._guarded(method, route))
+        registry.add_notification("notifications/initialized", self._initialized)
         return registry
 
     def _guarded(self, method: str, route: RequestHandler) -> RequestHandler:
@@ -320,6 +354,8 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         # The session moves to "initialized" once this answer is written (its lifecycle
         # table; nothing read after initialize is judged before that).
         ctx.session_object.channel.negotiated(version)
+        if self.shared is not None:  # on record before the client learns of the session
+            await self.shared.remember(ctx.session_object, self.shared.initialize_fields(state))
         result = InitializeResult(
             protocol_version=version,
             capabilities=state.server_capabilities,
@@ -340,7 +376,9 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         return result
 
     async def _listen(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        params = self.task_runner.listen_params(ctx, params if isinstance(params, dict) else {})
+        params = await self.task_runner.listen_params(
+            ctx, params if isinstance(params, dict) else {}
+        )
         return await self.subscriptions.listen(ctx, params)
 
     async def _list_tools(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
@@ -388,6 +426,12 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         create run there. Without one they go to ``server.tasks.run``
         (:mod:`trimcp.server._task_host`). Its handlers see ``serving``'s lifespan state
         (:meth:`serving`)."""
+        state = SessionState(server_info=self.info)
+        replica = shared_channel(channel)
+        first_id = 0
+        if replica is not None and self.shared is not None:
+            self.shared.restore(state, replica)  # a session begun elsewhere goes on here
+            first_id = self.shared.first_request_id(replica)
         async with (
             in_serving(serving),
             open_session(
@@ -396,8 +440,9 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
                 registry=self.registry,
                 middlewares=self.middlewares,
                 limits=self.limits,
-                state=SessionState(server_info=self.info),
+                state=state,
                 exempt=partial(self.era.exempt, channel),
+                first_request_id=first_id,
             ) as session,
         ):
             self._sessions.add(session)
@@ -413,7 +458,23 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
             finally:
                 self._sessions.discard(session)
                 self._task_hosts.pop(session, None)
-                self.tasks.session_ended(session)
+                if replica is None:  # a replica ending ends nothing but itself
+                    self.tasks.session_ended(session)
+
+    async def _set_level(self, ctx: HandlerContext, params: SetLevelParams) -> dict[str, Any]:
+        ctx.session.log_level = params.level.value
+        if self.shared is not None:
+            await self.shared.remember(ctx.session_object, {"logLevel": params.level.value})
+        return {}
+
+    async def _initialized(self, session: Session, _params: Any) -> None:
+        """``notifications/initialized`` (the session's lifecycle took note of it): a
+        session of a shared store keeps it on record for its other replicas."""
+        if self.shared is not None:
+            try:
+                await self.shared.remember(session, {"ready": "1"})
+            except McpError as exc:  # a notification has nobody to tell: noted, not fatal
+                logger.warning("session state not saved: %s", exc.message)
 
     def _task_host_of(self, session: Session) -> TaskHost | None:
         host = self._task_hosts.get(session)
@@ -462,9 +523,4 @@ class InMemoryTransport:
 
 
 async def _ping(_ctx: HandlerContext, _params: Any) -> dict[str, Any]:
-    return {}
-
-
-async def _set_level(ctx: HandlerContext, params: SetLevelParams) -> dict[str, Any]:
-    ctx.session.log_level = params.level.value
     return {}

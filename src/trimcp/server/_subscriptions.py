@@ -27,6 +27,7 @@ answers the latest state).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Final, final
 
 import trio
@@ -98,6 +99,8 @@ class SubscriptionHub:
     def __init__(self, max_listeners: int = DEFAULT_MAX_LISTENERS) -> None:
         self.max_listeners = max_listeners
         self._listeners: set[_Listener] = set()
+        #: Hands every notice to the other processes of a shared store (``None``: none).
+        self.relay: Callable[[str, dict[str, Any] | None], None] | None = None
 
     def __len__(self) -> int:
         return len(self._listeners)
@@ -114,7 +117,14 @@ class SubscriptionHub:
             listener.wakeup.set()
 
     def publish(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Queue a change notification for every listener that asked for its kind."""
+        """Queue a change notification for every listener that asked for its kind,
+        here and (with a shared store) on every other process."""
+        self.publish_local(method, params)
+        if self.relay is not None:
+            self.relay(method, params)
+
+    def publish_local(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """:meth:`publish`, to the listeners of this process only."""
         for listener in self._listeners:
             if method == _UPDATED:
                 uri = (params or {}).get("uri")

@@ -28,6 +28,12 @@ the principal that created it (others get the same ``-32602`` as for an unknown 
 Without one, a core task is visible only to the session that created it (``tasks/list``
 must not hand one client another's ids), and is cancelled and removed when that
 session ends, since nobody could reach it any more.
+
+With a shared store (:mod:`._shared_tasks`), every record is mirrored there as it
+changes (:attr:`TaskStore.mirror`), so that another process finds it
+(:meth:`TaskStore.lookup`, :meth:`TaskStore.listed_everywhere`) through the same
+:meth:`TaskStore.visible`, and relays what it is asked to do with it (cancel, answer)
+to the process running its work.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from trimcp.wire import INVALID_PARAMS, INVALID_REQUEST, NO_DATA
 
 from ._mrtr import INPUT_METHODS, check_response
 from ._task_host import TaskHost, not_served
+from ._task_view import TaskKind, TaskMirror, TaskView, same_owner, session_id_of
 
 __all__ = [
     "DEFAULT_MAX_TASKS",
@@ -57,8 +64,11 @@ __all__ = [
     "MAX_PENDING_INPUTS",
     "OwnerOf",
     "TaskKind",
+    "TaskMirror",
     "TaskRecord",
     "TaskStore",
+    "TaskView",
+    "session_id_of",
 ]
 
 logger = logging.getLogger("trimcp.server.tasks")
@@ -74,9 +84,6 @@ MAX_PENDING_INPUTS: Final = 32
 
 OwnerOf = Callable[[HandlerContext], Hashable | None]
 """Maps a request to the principal it acts for (``None``: no authorization context)."""
-
-TaskKind = str
-"""``"extension"`` (stateless era, SEP-2663) or ``"core"`` (2025-11-25)."""
 
 #: What an input request of a task is answered with: the client's result, or its error.
 Answer = dict[str, Any] | McpError
@@ -106,6 +113,7 @@ class TaskRecord:
         *,
         kind: TaskKind = "extension",
         session: Session | None = None,
+        session_id: str | None = None,
     ) -> None:
         self.store = store
         self.task_id = secrets.token_urlsafe(24)
@@ -113,6 +121,8 @@ class TaskRecord:
         self.kind = kind
         #: The session that created a core task: its status notices go there.
         self.session = session
+        #: That session's id, where it has one (the same on every process).
+        self.session_id = session_id
         self.status = "working"
         self.status_message: str | None = None
         now = store.wallclock()
@@ -324,6 +334,8 @@ class TaskStore:
         self.wallclock = wallclock
         #: Called with each record whose status changed (status notifications).
         self.on_change: Callable[[TaskRecord], None] | None = None
+        #: Where records are mirrored for other processes (a shared store), or ``None``.
+        self.mirror: TaskMirror | None = None
         self._records: dict[str, TaskRecord] = {}
         #: Hosts of the servings running now, and the hosts of :meth:`run`.
         self._hosts: list[TaskHost] = []
@@ -361,8 +373,20 @@ class TaskStore:
         host.spawn(fn)
 
     def changed(self, record: TaskRecord) -> None:
-        if self.on_change is not None and self._records.get(record.task_id) is record:
+        if self._records.get(record.task_id) is not record:
+            return
+        if self.on_change is not None:
             self.on_change(record)
+        if self.mirror is not None:
+            self.mirror.changed(record)
+
+    async def published(self, record: TaskRecord) -> None:
+        """``record`` was created: with a shared store, on record there before its id
+        is answered, so that a ``tasks/get`` anywhere finds it."""
+        if self.mirror is not None:
+            await self.mirror.publish(record)
+        else:
+            await trio.lowlevel.checkpoint()
 
     # -- the table --------------------------------------------------------------------
     def create(
@@ -381,18 +405,27 @@ class TaskStore:
         if ttl_ms is not None:
             ttl = max(ttl_ms, 1) / 1000 if ttl is None else min(ttl, max(ttl_ms, 1) / 1000)
         session = ctx.session_object if kind == "core" else None
-        record = TaskRecord(self, owner, ttl, self.poll_interval, kind=kind, session=session)
+        session_id = session_id_of(ctx) if kind == "core" else None
+        record = TaskRecord(
+            self, owner, ttl, self.poll_interval, kind=kind, session=session, session_id=session_id
+        )
         self._records[record.task_id] = record
         return record
 
-    def visible(self, ctx: HandlerContext, record: TaskRecord) -> bool:
+    def visible(self, ctx: HandlerContext, record: TaskView) -> bool:
         """Whether ``ctx``'s request may see ``record``: the one check every lookup and
         listing goes through (module doc)."""
         if (record.kind == "core") == ctx.session.stateless:
             return False  # each era sees the tasks of its own kind only
         if self.owner is not None:
-            return record.owner == self.owner(ctx)
-        return record.kind != "core" or record.session is ctx.session_object
+            return same_owner(record.owner, self.owner(ctx))
+        if record.kind != "core" or record.session is ctx.session_object:
+            return True
+        return record.session_id is not None and record.session_id == session_id_of(ctx)
+
+    def local(self, task_id: str) -> TaskRecord | None:
+        """The record of ``task_id`` if its work runs here (no visibility check)."""
+        return self._records.get(task_id)
 
     def find(self, ctx: HandlerContext, task_id: object) -> TaskRecord:
         """The record ``ctx``'s request may see under ``task_id``; ``-32602`` otherwise."""
@@ -407,6 +440,39 @@ class TaskStore:
     def listed(self, ctx: HandlerContext) -> list[TaskRecord]:
         """The records ``ctx``'s request may see, oldest first (``tasks/list``)."""
         return [record for record in self._records.values() if self.visible(ctx, record)]
+
+    async def lookup(self, ctx: HandlerContext, task_id: object) -> TaskView:
+        """:meth:`find`, also among the tasks of the other processes of a shared store."""
+        try:
+            found = self.find(ctx, task_id)
+        except McpError:
+            if self.mirror is None or not isinstance(task_id, str):
+                await trio.lowlevel.checkpoint()
+                raise
+        else:
+            await trio.lowlevel.checkpoint()
+            return found
+        remote = await self.mirror.load(task_id)
+        if remote is None or not self.visible(ctx, remote):
+            raise McpError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
+        return remote
+
+    async def listed_everywhere(self, ctx: HandlerContext) -> list[TaskView]:
+        """:meth:`listed`, with the core tasks of every process of a shared store."""
+        local: list[TaskView] = list(self.listed(ctx))
+        if self.mirror is None:
+            await trio.lowlevel.checkpoint()
+            return local
+        scope = self.scope_of(ctx)
+        seen = {record.task_id for record in local}
+        remote = [t for t in await self.mirror.listed(scope) if t.task_id not in seen]
+        return local + [t for t in remote if self.visible(ctx, t)]
+
+    def scope_of(self, ctx: HandlerContext) -> str:
+        """The index a request's core tasks are listed under in a shared store: its
+        principal's, else its session's."""
+        owner = self.owner(ctx) if self.owner is not None else None
+        return f"o:{owner}" if owner is not None else f"s:{session_id_of(ctx)}"
 
     def session_ended(self, session: Session) -> None:
         """``session`` ended: its core tasks are unreachable unless an owner binds them

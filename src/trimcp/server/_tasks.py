@@ -46,9 +46,10 @@ from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from ._context import CapabilityError, ToolContext
 from ._core_tasks import CoreTasks
+from ._shared_tasks import RemoteTask
 from ._task_host import TaskHost, not_served
 from ._task_job import TaskJob
-from ._task_store import TaskRecord, TaskStore
+from ._task_store import TaskRecord, TaskStore, TaskView
 from ._tools import ToolRegistry
 
 __all__ = ["MAX_LISTEN_TASK_IDS", "TaskHandoff", "TaskRunner"]
@@ -180,6 +181,7 @@ class TaskRunner:
         kind, value = job.outcome
         if kind == "task":
             record: TaskRecord = value
+            await self.store.published(record)  # findable everywhere before its id is out
             return {**record.task(), "resultType": TASK_RESULT_TYPE}
         if kind == "error":
             raise value
@@ -199,7 +201,7 @@ class TaskRunner:
             "tasks/cancel": (_by_era(core.cancel, self._cancel), None),
         }
 
-    def _find(self, ctx: HandlerContext, params: Any) -> TaskRecord:
+    async def _find(self, ctx: HandlerContext, params: Any) -> TaskView:
         state = ctx.session
         if not state.stateless:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
@@ -207,28 +209,36 @@ class TaskRunner:
             raise _missing()
         if not isinstance(params, dict):
             raise McpError(INVALID_PARAMS, "Invalid params: taskId is required")
-        return self.store.find(ctx, params.get("taskId"))
+        return await self.store.lookup(ctx, params.get("taskId"))
 
     async def _get(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        return self._find(ctx, params).detailed()
+        return (await self._find(ctx, params)).detailed()
 
     async def _update(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        record = self._find(ctx, params)
+        record = await self._find(ctx, params)
         responses = params.get("inputResponses")
         if not isinstance(responses, dict):
             raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
-        if not record.terminal:
+        if record.terminal:
+            return {}
+        if isinstance(record, RemoteTask):  # checked here, answered where it runs
+            await self.core.shared().answer(record, responses)
+        elif isinstance(record, TaskRecord):
             record.answer(responses)
         return {}
 
     async def _cancel(self, ctx: HandlerContext, params: Any) -> dict[str, Any]:
-        record = self._find(ctx, params)
-        if not record.terminal:
+        record = await self._find(ctx, params)
+        if record.terminal:
+            return {}
+        if isinstance(record, RemoteTask):
+            await self.core.shared().order(record, op="cancel")
+        elif isinstance(record, TaskRecord):
             record.scope.cancel()
         return {}
 
     # -- status notifications ----------------------------------------------------------------
-    def listen_params(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+    async def listen_params(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         """``subscriptions/listen`` params with ``taskIds`` cut to the ids agreed to:
         tasks this request may see. Asking without the extension is ``-32021``."""
         filter_ = params.get("notifications")
@@ -244,7 +254,7 @@ class TaskRunner:
         agreed: list[str] = []
         for task_id in dict.fromkeys(ids):
             try:
-                self.store.find(ctx, task_id)
+                await self.store.lookup(ctx, task_id)
             except McpError:
                 continue
             agreed.append(task_id)

@@ -30,15 +30,24 @@ from ._hosts import is_loopback as is_loopback
 from ._legacy_sse_channel import LegacySseChannel as LegacySseChannel
 from ._server_limits import HttpServerLimits as HttpServerLimits
 from ._sessions import HttpSessionChannel as HttpSessionChannel
+from ._shared import Attached as Attached
+from ._shared import Envelope as Envelope
+from ._shared import Opened as Opened
+from ._shared import SessionRecord as SessionRecord
+from ._shared import SharedEvents as SharedEvents
+from ._shared import SharedSessions as SharedSessions
+from ._shared import StoreUnavailable as StoreUnavailable
 
 __all__ = [
     "ANY_HOST",
+    "Attached",
     "AuthRefusal",
     "AuthRequest",
     "AuthResponse",
     "AuthenticatedCaller",
     "Authenticator",
     "AuthorizationError",
+    "Envelope",
     "EventStore",
     "FetchError",
     "FetchedResponse",
@@ -53,7 +62,12 @@ __all__ = [
     "HttpSessionChannel",
     "LegacySseChannel",
     "MemoryEventStore",
+    "Opened",
     "Replay",
+    "SessionRecord",
+    "SharedEvents",
+    "SharedSessions",
+    "StoreUnavailable",
     "StreamableHttp",
     "StreamableHttpApp",
     "decode_header_value",

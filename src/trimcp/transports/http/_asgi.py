@@ -82,9 +82,11 @@ from ._guards import (
 from ._hosts import HostPolicy, check_host_and_origin
 from ._legacy_sse import LegacySseEndpoint
 from ._modern_post import check_modern_post, is_modern_post, param_headers, status_for
+from ._replicas import Replicas
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
 from ._sessions_manager import ServeSession, SessionManager
+from ._shared import SharedSessions
 
 __all__ = ["StreamableHttpApp"]
 
@@ -121,6 +123,9 @@ class StreamableHttpApp(SessionRoutes):
         authenticated caller (``max_sessions_per_client``), else per client address.
       around: an async context manager factory entered around :meth:`run` (a server's
         lifespan): entered before the first session, exited after the last.
+      shared: a store shared with the other processes serving these sessions
+        (:mod:`._shared`; it must be running while the app is): any of them then
+        serves any request of any session. ``None``: sessions live here alone.
     """
 
     def __init__(
@@ -142,6 +147,7 @@ class StreamableHttpApp(SessionRoutes):
         draining: Callable[[], bool] | None = None,
         auth: Authenticator | None = None,
         around: Callable[[], AbstractAsyncContextManager[object]] | None = None,
+        shared: SharedSessions | None = None,
     ) -> None:
         self.path = path
         self.auth = auth
@@ -171,6 +177,10 @@ class StreamableHttpApp(SessionRoutes):
         if event_store is _DEFAULT_STORE:
             event_store = None if stateless else self._memory_store
         self.manager = SessionManager(serve_session, self.limits, event_store)
+        #: This process's replicas of shared sessions (``None``: no shared store).
+        self.replicas = (
+            None if shared is None or stateless else Replicas(self.manager, shared, self.limits)
+        )
         self.legacy: LegacySseEndpoint | None = None
         if legacy_sse and not stateless:
             self.legacy = LegacySseEndpoint(
@@ -199,6 +209,8 @@ class StreamableHttpApp(SessionRoutes):
             if self.background is not None:
                 await nursery.start(self.background)
             await nursery.start(self.manager.run)
+            if self.replicas is not None:
+                await nursery.start(self.replicas.run)
             task_status.started()
 
     # ------------------------------------------------------------------ ASGI entry
@@ -328,7 +340,7 @@ class StreamableHttpApp(SessionRoutes):
         # the session is looked up.
         version = headers.get("mcp-protocol-version")
         candidate = version in STATELESS_VERSIONS or headers.get("mcp-session-id") is None
-        channel = None if candidate else self._lookup(headers, caller)
+        channel = None if candidate else await self._lookup(headers, caller)
         body = await read_body(
             receive, limit=self.limits.max_body_size, timeout=self.limits.body_timeout
         )
@@ -343,7 +355,7 @@ class StreamableHttpApp(SessionRoutes):
                 await self._modern_post(messages, receive, send, headers, caller)
                 return
             if candidate:
-                channel = self._lookup(headers, caller)
+                channel = await self._lookup(headers, caller)
             if channel is None:
                 channel = await self._open_for(messages, headers, caller, scope)
                 if channel is None:
@@ -416,8 +428,12 @@ class StreamableHttpApp(SessionRoutes):
         if not self.stateless:
             if not initialize:
                 raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
+            if self.replicas is not None:
+                self.replicas.check()
             created = self.manager.create(client=self.manager.client_key(scope, caller))
             created.owner = caller.identity if caller is not None else None
+            if self.replicas is not None:
+                await self.replicas.create(created, created.owner)
             return created
         if not initialize:
             self._check_version(headers, None)

@@ -15,6 +15,7 @@ from ._asgi_io import Receive, Send, pump, send_empty
 from ._asgi_post import SESSION_NOT_FOUND, session_headers
 from ._auth import owner_matches
 from ._guards import SERVER_ERROR, Headers, HttpError, accepts, check_session_id
+from ._replicas import Replicas
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
 from ._sessions_manager import SessionManager
@@ -29,10 +30,14 @@ class SessionRoutes:
     manager: SessionManager
     supported_versions: tuple[str, ...]
     limits: HttpServerLimits
+    replicas: Replicas | None
 
-    def _lookup(self, headers: Headers, caller: Caller | None = None) -> HttpSessionChannel | None:
+    async def _lookup(
+        self, headers: Headers, caller: Caller | None = None
+    ) -> HttpSessionChannel | None:
         """The session the headers name, seen by ``caller``: a session another caller
-        created is unknown to it (404), exactly like one that never existed."""
+        created is unknown to it (404), exactly like one that never existed. In a
+        shared store, a session held elsewhere is restored here (:mod:`._replicas`)."""
         values = headers.get_all("mcp-session-id")
         if not values or self.stateless:
             return None
@@ -40,12 +45,14 @@ class SessionRoutes:
             raise HttpError(400, "Bad Request: more than one Mcp-Session-Id")
         check_session_id(values[0])
         channel = self.manager.get(values[0])
+        if channel is None and self.replicas is not None:
+            channel = await self.replicas.restore(values[0])
         if channel is None or not owner_matches(channel.owner, caller):
             raise HttpError(404, "Not Found: unknown or terminated session", code=SESSION_NOT_FOUND)
         return channel
 
-    def _require(self, headers: Headers, caller: Caller | None) -> HttpSessionChannel:
-        channel = self._lookup(headers, caller)
+    async def _require(self, headers: Headers, caller: Caller | None) -> HttpSessionChannel:
+        channel = await self._lookup(headers, caller)
         if channel is None:
             raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
         return channel
@@ -66,7 +73,7 @@ class SessionRoutes:
     ) -> None:
         if not accepts(headers, "text/event-stream"):
             raise HttpError(406, "Not Acceptable: Accept must include text/event-stream")
-        channel = self._require(headers, caller)
+        channel = await self._require(headers, caller)
         self._check_version(headers, channel)
         last_event_id = headers.get("last-event-id")
         if last_event_id is not None:
@@ -99,7 +106,9 @@ class SessionRoutes:
             channel.touch()
 
     async def _delete(self, send: Send, headers: Headers, caller: Caller | None) -> None:
-        channel = self._require(headers, caller)
+        channel = await self._require(headers, caller)
         self._check_version(headers, channel)
+        if self.replicas is not None:
+            await self.replicas.end(channel)
         self.manager.terminate(channel)
         await send_empty(send, 200)

@@ -30,10 +30,12 @@ from ._asgi_io import (
 from ._guards import SERVER_ERROR, Headers, HttpError
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
+from ._shared import StoreUnavailable, unavailable
 
 __all__ = [
     "SESSION_NOT_FOUND",
     "deliver",
+    "deliver_here",
     "deliver_within",
     "serve_post",
     "session_headers",
@@ -173,7 +175,20 @@ async def deliver_within(channel: _Inbox, message: Message, wait: float) -> None
 
 async def deliver(channel: HttpSessionChannel, message: Message, wait: float) -> None:
     """Queue ``message`` for the session (:func:`deliver_within`), and let the channel
-    stop the stream of a request the client cancelled."""
+    stop the stream of a request the client cancelled. In a shared store, a message
+    for another process is relayed there instead (:mod:`._shared_channel`)."""
+    shared = channel.shared
+    if shared is not None:
+        try:
+            if await shared.route(message):
+                return
+        except StoreUnavailable:
+            raise unavailable(shared.sessions.retry_after) from None
+    await deliver_here(channel, message, wait)
+
+
+async def deliver_here(channel: HttpSessionChannel, message: Message, wait: float) -> None:
+    """:func:`deliver` to this process's session (no relaying)."""
     await deliver_within(channel, message, wait)
     if isinstance(message, Notification) and message.method == "notifications/cancelled":
         channel.cancelled((message.params or {}).get("requestId"))

@@ -121,6 +121,9 @@ class MemoryEventStore:
         log = self._streams.get(stream_id)
         if log is None:
             log = self._streams[stream_id] = _StreamLog()
+            # Nothing from before this event is kept: a stream evicted whole and written
+            # again cannot replay from one of its old ids without a hole.
+            log.evicted = seq - 1
             while len(self._streams) > self.max_streams:
                 self._drop_stream(next(iter(self._streams)))
         else:

@@ -36,6 +36,9 @@ inside the server's): an SSE event that does not fit closes its stream like an
 overflow (the event stays in the store), and a JSON answer that does not fit is
 replaced by a ``-32000`` error for its request, so output held for slow clients never
 grows past the budgets.
+
+A session of a shared store (N processes) has a :class:`~._shared_channel.SharedRouting`
+for what involves the other processes (:mod:`._shared_channel`); without one, nothing does.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ from ._event_store import EventStore
 from ._guards import SERVER_ERROR, Headers, HttpError
 from ._handshake import note_initialized
 from ._server_limits import HttpServerLimits
+from ._shared_channel import SharedRouting
 from ._sse_stream import Outbox
 
 __all__ = ["STANDALONE", "HttpSessionChannel", "RequestStream"]
@@ -135,6 +139,7 @@ class HttpSessionChannel:
       limits: queue bounds and the SSE ``retry`` value.
       store: where SSE events are kept for resumption (``None``: not resumable).
       output: the session's output budget (``None``: only the per-stream bounds).
+      shared: its part in a shared store, whose log replaces ``store`` (or ``None``).
     """
 
     def __init__(
@@ -143,11 +148,13 @@ class HttpSessionChannel:
         limits: HttpServerLimits,
         store: EventStore | None,
         output: ByteBudget | None = None,
+        shared: SharedRouting | None = None,
     ) -> None:
         self.session_id = session_id
         self.limits = limits
-        self.store = store
         self.output = output
+        self.shared = shared
+        self.store = store if shared is None else shared.events
         #: The revision the session negotiated (set by the lifecycle).
         self.protocol_version: str | None = None
         #: Messages that had no stream to go to (counted, never kept).
@@ -267,6 +274,9 @@ class HttpSessionChannel:
             )
 
     async def _send_standalone(self, message: Message) -> None:
+        if self.shared is not None:
+            await self.shared.send_standalone(self, message)
+            return
         if not self._standalone_opened:
             if isinstance(message, Request):
                 raise trio.BrokenResourceError("no standalone SSE stream is open")
@@ -281,7 +291,9 @@ class HttpSessionChannel:
                 raise trio.BrokenResourceError("the standalone SSE stream is closed")
             self._drop(message, "the standalone SSE stream is not connected")
 
-    async def _store(self, stream_id: str, data: bytes | None) -> str | None:
+    async def _store(self, stream_id: str, data: bytes, *, last: bool = False) -> str | None:
+        if self.shared is not None:  # ``last``: the shared log learns the stream is over
+            return await self.shared.publish(stream_id, data, last=last)
         if self.store is None:
             return None
         return await self.store.store(stream_id, data)
@@ -305,7 +317,7 @@ class HttpSessionChannel:
             await self._start_sse(stream)
         await self._put_event(stream, data)
         if stream.over:
-            self._end_stream(stream)
+            self._end_stream(stream, stored=True)
 
     def _finish_json(self, stream: RequestStream) -> None:
         stream.mode = "json"
@@ -338,15 +350,18 @@ class HttpSessionChannel:
             await self._put_event(stream, data)
 
     async def _prime(self, stream_id: str, outbox: Outbox | None, retry_ms: int | None) -> None:
+        retry = self.limits.sse_retry_ms if retry_ms is None else retry_ms
+        if self.shared is not None:
+            await self.shared.prime(self, stream_id, outbox, retry)
+            return
         if self.store is None:
             return
         event_id = await self.store.store(stream_id, None)
-        retry = self.limits.sse_retry_ms if retry_ms is None else retry_ms
         if outbox is not None:
             outbox.put(encode_sse(data=None, id=event_id, retry=retry), event_id)
 
     async def _put_event(self, stream: RequestStream, data: bytes) -> None:
-        event_id = await self._store(stream.stream_id, data)
+        event_id = await self._store(stream.stream_id, data, last=stream.over)
         outbox = stream.outbox
         if outbox is not None and not outbox.put(
             encode_sse(data=data.decode(), id=event_id), event_id
@@ -354,7 +369,10 @@ class HttpSessionChannel:
             logger.debug("session %s: stream %s closed", self.session_id, stream.stream_id)
             stream.outbox = None
 
-    def _end_stream(self, stream: RequestStream) -> None:
+    def _end_stream(self, stream: RequestStream, *, stored: bool = False) -> None:
+        """``stream`` is over (``stored``: its last event, in the shared log, said so)."""
+        if self.shared is not None and stream.mode == "sse":
+            self.shared.stream_over(stream.stream_id, stored=stored)
         self._live.pop(stream.stream_id, None)
         if stream.outbox is not None:
             stream.outbox.close()
@@ -391,7 +409,8 @@ class HttpSessionChannel:
         """
         request_ids = [r.id for r in requests]
         self._initialize_ids.update(r.id for r in requests if r.method == "initialize")
-        stream = RequestStream(str(self._next_stream), request_ids, batch, caller, headers)
+        prefix = "" if self.shared is None else self.shared.stream_prefix
+        stream = RequestStream(f"{prefix}{self._next_stream}", request_ids, batch, caller, headers)
         self._next_stream += 1
         outbox = stream.outbox = self.new_outbox()
         outbox.stream_id = stream.stream_id
@@ -450,6 +469,8 @@ class HttpSessionChannel:
             stream.outbox = None
         if self._standalone is outbox:
             self._standalone = None
+        if self.shared is not None and outbox.stream_id is not None:
+            self.shared.released(outbox.stream_id, outbox)
 
     async def close_request_stream(self, request_id: RequestId, *, retry_ms: int | None) -> bool:
         """End the SSE response of ``request_id`` now; its request keeps running.
@@ -491,6 +512,8 @@ class HttpSessionChannel:
         """
         if self.store is None:
             return None
+        if self.shared is not None:
+            return await self.shared.resume(self, last_event_id)
         replay = await self.store.replay_after(last_event_id)
         if replay is None:
             return None
@@ -536,6 +559,8 @@ class HttpSessionChannel:
 
     def touch(self) -> None:
         self.last_active = trio.current_time()
+        if self.shared is not None:
+            self.shared.touch()
 
     def close(self) -> None:
         """End the session: no more input, every open response ends."""

@@ -35,6 +35,8 @@ from ._fairness import client_key
 from ._guards import SERVER_ERROR, HttpError
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
+from ._shared import SessionRecord
+from ._shared_channel import SharedRouting
 
 __all__ = ["ManagedChannel", "ServeSession", "SessionManager", "new_session_id"]
 
@@ -86,6 +88,9 @@ class SessionManager:
         self.reaped = 0
         #: Bytes queued or being written to every session's clients.
         self.output = ByteBudget(limits.output_total_bytes)
+        #: Makes the shared side of a session's channel when sessions live in a shared
+        #: store (set by :class:`~._replicas.Replicas`); ``None``: this process alone.
+        self.shared_routing: Callable[[str], SharedRouting] | None = None
 
     def client_key(self, scope: MutableMapping[str, Any], caller: Caller | None) -> str | None:
         """The key the sessions of ``scope``'s request, sent by ``caller`` (``None``: not
@@ -133,9 +138,12 @@ class SessionManager:
         owner = None if stateless else client
         self._check_room(owner)
         session_id = None if stateless else new_session_id()
-        factory = self.store_factory if resumable else None
+        shared = None
+        if session_id is not None and self.shared_routing is not None:
+            shared = self.shared_routing(session_id)
+        factory = self.store_factory if resumable and shared is None else None
         store = factory() if factory is not None else None
-        channel = HttpSessionChannel(session_id, self.limits, store, self.session_output())
+        channel = HttpSessionChannel(session_id, self.limits, store, self.session_output(), shared)
         if session_id is not None:
             self._sessions[session_id] = channel
         self._spawn(channel, owner, handshake=not stateless)
@@ -144,6 +152,27 @@ class SessionManager:
     def session_output(self) -> ByteBudget:
         """A new session's output budget, inside the server's."""
         return ByteBudget(self.limits.output_session_bytes, self.output)
+
+    def restore(self, record: SessionRecord, shared: SharedRouting) -> HttpSessionChannel:
+        """Serve here a replica of a session of a shared store, restored from its
+        ``record`` (see :mod:`._replicas`); 503 as for :meth:`create`."""
+        self._check_room(None)
+        channel = HttpSessionChannel(
+            record.session_id, self.limits, None, self.session_output(), shared
+        )
+        channel.owner = record.owner
+        shared.restored = record
+        if record.protocol_version is not None:
+            channel.negotiated(record.protocol_version)
+        self._sessions[record.session_id] = channel
+        # Its handshake happened elsewhere (its record holds the outcome); its client
+        # was budgeted there, where it opened the session.
+        self._spawn(channel, None, handshake=False)
+        return channel
+
+    def shared_channels(self) -> list[HttpSessionChannel]:
+        """The sessions with an id served here now."""
+        return list(self._sessions.values())
 
     def adopt(self, channel: ManagedChannel, *, client: str | None = None) -> None:
         """Serve a session of another transport (legacy HTTP+SSE) beside these.
