@@ -43,11 +43,13 @@ def shown(name: str) -> str:
     return (SNIPPETS / name).read_text(encoding="utf-8")
 
 
-async def run_program(name: str) -> str:
-    """Run ``python docs/snippets/<name>`` as a process (real clock); its stdout."""
+async def run_program(name: str, **env: str) -> str:
+    """Run ``python docs/snippets/<name>`` as a process (real clock), with ``env`` added
+    to its environment; its stdout."""
     with trio.fail_after(90):
         done = await trio.run_process(
             [sys.executable, SNIPPETS / name],
+            env={**os.environ, **env},
             stdin=subprocess.DEVNULL,
             capture_stdout=True,
             capture_stderr=True,

@@ -1,14 +1,18 @@
 """The programs of the concept pages and the how-to guides print what the pages show.
 
 In-memory ones run in this Trio run on a mock clock (their sleeps and timeouts cost no
-time); those that serve on 127.0.0.1 run as processes on the real clock; the
+time); those that serve on 127.0.0.1 run as processes on the real clock (the Redis fleet with
+a redis-server of its own); the
 conformance run is synchronous (the machine runs its own Trio loops)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import trio
 
+from ..store._services import RedisServer
 from ._load import load, run_program, shown
 
 #: Each program prints what the ``.txt`` file of the same name holds.
@@ -48,3 +52,14 @@ async def test_programs_serving_on_loopback(program: str) -> None:
 def test_the_conformance_run(capsys: pytest.CaptureFixture[str]) -> None:
     load("howto/conform.py").main()
     assert capsys.readouterr().out == shown("howto/conform.txt")
+
+
+async def test_the_redis_fleet(tmp_path: Path) -> None:
+    """Two servers on one real redis-server serve one session between them."""
+    redis = RedisServer(tmp_path)
+    redis.start()
+    try:
+        printed = await run_program("howto/redis_fleet.py", REDIS_URL=redis.url)
+    finally:
+        redis.stop()
+    assert printed == _output("howto/redis_fleet.py")
