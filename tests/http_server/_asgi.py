@@ -111,7 +111,7 @@ class AsgiClient:
     def start(
         self,
         method: str,
-        body: bytes | Iterable[bytes] = b"",
+        body: bytes | Iterable[bytes | None] = b"",
         headers: Mapping[str, str] | list[tuple[str, str]] | None = None,
         *,
         path: str = "/mcp",
@@ -142,8 +142,9 @@ class AsgiClient:
         async def receive() -> dict[str, Any]:
             if pending:
                 chunk = pending.pop(0)
-                if chunk is None:
-                    await trio.sleep_forever()
+                if chunk is None:  # the client goes quiet until it disconnects
+                    await exchange.disconnect.wait()
+                    return {"type": "http.disconnect"}
                 return {"type": "http.request", "body": chunk, "more_body": bool(pending)}
             await exchange.disconnect.wait()
             return {"type": "http.disconnect"}

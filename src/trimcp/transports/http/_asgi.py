@@ -341,9 +341,14 @@ class StreamableHttpApp(SessionRoutes):
         version = headers.get("mcp-protocol-version")
         candidate = version in STATELESS_VERSIONS or headers.get("mcp-session-id") is None
         channel = None if candidate else await self._lookup(headers, caller)
-        body = await read_body(
-            receive, limit=self.limits.max_body_size, timeout=self.limits.body_timeout
-        )
+        client = self.manager.client_key(scope, caller)
+        with self.manager.inbound.receiving(client) as reservation:
+            body = await read_body(
+                receive,
+                limit=self.limits.max_body_size,
+                timeout=self.limits.body_timeout,
+                reservation=reservation,
+            )
         messages = self._decode(body, channel)
         requests = [m for m in messages if isinstance(m, Request)]
         first_id = requests[0].id if len(messages) == 1 and requests else None

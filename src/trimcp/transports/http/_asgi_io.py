@@ -17,6 +17,7 @@ import trio
 from trimcp.wire import RequestId
 
 from ._guards import HttpError
+from ._inbound import BodyReservation
 from ._sse_stream import Outbox
 
 __all__ = [
@@ -66,8 +67,11 @@ async def _send(send: Send, timeout: float, *messages: MutableMapping[str, Any])
         raise ClientGone(str(exc)) from exc
 
 
-async def read_body(receive: Receive, *, limit: int, timeout: float) -> bytes:
-    """The whole request body: 413 past ``limit`` bytes, 408 past ``timeout`` seconds."""
+async def read_body(
+    receive: Receive, *, limit: int, timeout: float, reservation: BodyReservation | None = None
+) -> bytes:
+    """The whole request body: 413 past ``limit`` bytes, 408 past ``timeout`` seconds,
+    503 when ``reservation`` (the inbound budget, :mod:`._inbound`) cannot hold it."""
     chunks: list[bytes] = []
     size = 0
     with trio.move_on_after(timeout) as deadline:
@@ -79,6 +83,8 @@ async def read_body(receive: Receive, *, limit: int, timeout: float) -> bytes:
             size += len(chunk)
             if size > limit:
                 raise HttpError(413, "Payload Too Large", close=True)
+            if reservation is not None:
+                reservation.take(len(chunk))
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)

@@ -167,9 +167,14 @@ class LegacySseEndpoint:
         channel = self._channels.get(_session_id(scope))
         if channel is None or channel.closed or not owner_matches(channel.owner, caller):
             raise HttpError(404, "Not Found: unknown or ended session", code=SESSION_NOT_FOUND)
-        body = await read_body(
-            receive, limit=self.limits.max_body_size, timeout=self.limits.body_timeout
-        )
+        client = self.manager.client_key(scope, caller)
+        with self.manager.inbound.receiving(client) as reservation:
+            body = await read_body(
+                receive,
+                limit=self.limits.max_body_size,
+                timeout=self.limits.body_timeout,
+                reservation=reservation,
+            )
         try:
             message = decode(body)
         except RemoteProtocolError as exc:

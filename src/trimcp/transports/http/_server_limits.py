@@ -100,6 +100,11 @@ class HttpServerLimits:
       max_connections_per_client: ... a client (an address, an IPv6 /64) holding this
         many connections (default 250) has further ones turned away with 503 and
         ``Retry-After``. Below ``pressure`` nothing is refused.
+      inbound_client_bytes / inbound_total_bytes: bytes of request bodies being
+        received at once from one client (an address, an IPv6 /64, or an
+        authenticated caller; default 16 MiB) and from all clients (default 64 MiB).
+        A body that does not fit gets 503 with ``Retry-After: 1`` and its connection
+        is closed (:mod:`._inbound`).
     """
 
     max_body_size: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
@@ -130,3 +135,5 @@ class HttpServerLimits:
     pressure: float = attrs.field(default=0.5, validator=_fraction)
     pressure_timeout: float = attrs.field(default=1.0, validator=_positive)
     max_connections_per_client: int = attrs.field(default=250, validator=_positive)
+    inbound_total_bytes: int = attrs.field(default=64 * 1024 * 1024, validator=_positive)
+    inbound_client_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)

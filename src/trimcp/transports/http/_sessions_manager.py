@@ -33,6 +33,7 @@ from ._budget import ByteBudget
 from ._event_store import EventStore
 from ._fairness import client_key
 from ._guards import SERVER_ERROR, HttpError
+from ._inbound import InboundBudget
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
 from ._shared import SessionRecord
@@ -88,6 +89,8 @@ class SessionManager:
         self.reaped = 0
         #: Bytes queued or being written to every session's clients.
         self.output = ByteBudget(limits.output_total_bytes)
+        #: Bytes of request bodies being received (:mod:`._inbound`).
+        self.inbound = InboundBudget(limits.inbound_total_bytes, limits.inbound_client_bytes)
         #: Makes the shared side of a session's channel when sessions live in a shared
         #: store (set by :class:`~._replicas.Replicas`); ``None``: this process alone.
         self.shared_routing: Callable[[str], SharedRouting] | None = None

@@ -1,0 +1,98 @@
+"""The inbound budget: bytes of request bodies being received, per client and in all.
+
+``max_body_size`` bounds one body, but a server reads many at once: a thousand
+connections trickling 4 MiB bodies would hold 4 GiB before any of them is decoded. So a
+body's bytes are counted while it is received, against the client's budget
+(``inbound_client_bytes``: one address, an IPv6 /64, or one authenticated caller) inside
+the server's (``inbound_total_bytes``). A body that does not fit is refused with 503 and
+``Retry-After`` and its connection closed; its bytes go back at once. Nothing waits for
+room: a client over its own share is refused while others go on, and only many clients
+at once can fill the server's budget.
+
+The bytes go back when the body has been read (or refused, or its client has gone):
+what happens to a read body is bounded by the session's queues.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Final, final
+
+from ._budget import ByteBudget
+from ._guards import SERVER_ERROR, HttpError
+
+__all__ = ["BUSY", "BodyReservation", "InboundBudget"]
+
+#: The message of a body refused for the inbound budget.
+BUSY: Final = "Server busy: too many request bytes being received; retry later"
+
+
+@final
+class BodyReservation:
+    """The bytes one body being received holds (see :meth:`InboundBudget.receiving`)."""
+
+    __slots__ = ("_budget", "_retry_after", "held")
+
+    def __init__(self, budget: ByteBudget, retry_after: int) -> None:
+        self._budget = budget
+        self._retry_after = retry_after
+        self.held = 0
+
+    def take(self, size: int) -> None:
+        """Hold ``size`` more bytes; :class:`HttpError` 503 (connection closed) if they
+        fit in neither the client's nor the server's budget."""
+        if not self._budget.take(size):
+            retry = str(self._retry_after).encode()
+            raise HttpError(
+                503, BUSY, code=SERVER_ERROR, headers=[(b"retry-after", retry)], close=True
+            )
+        self.held += size
+
+
+@final
+class InboundBudget:
+    """Budgets of the bodies being received, one per client inside the server's.
+
+    A client's budget exists while one of its bodies is being received (so the table
+    holds at most one entry per connection)."""
+
+    __slots__ = ("_clients", "_users", "client_limit", "retry_after", "total")
+
+    def __init__(self, total: int, per_client: int, retry_after: int = 1) -> None:
+        self.total = ByteBudget(total)
+        self.client_limit = per_client
+        self.retry_after = retry_after
+        self._clients: dict[str | None, ByteBudget] = {}
+        self._users: dict[str | None, int] = {}
+
+    @property
+    def used(self) -> int:
+        """Bytes held by bodies being received, in all."""
+        return self.total.used
+
+    def held_by(self, client: str | None) -> int:
+        """Bytes held by ``client``'s bodies being received."""
+        budget = self._clients.get(client)
+        return 0 if budget is None else budget.used
+
+    @contextmanager
+    def receiving(self, client: str | None) -> Iterator[BodyReservation]:
+        """Count a body of ``client`` (``None``: a client without a known address or
+        identity; those share one budget) while the ``with`` block receives it."""
+        budget = self._clients.get(client)
+        if budget is None:
+            budget = self._clients[client] = ByteBudget(self.client_limit, self.total)
+        self._users[client] = self._users.get(client, 0) + 1
+        reservation = BodyReservation(budget, self.retry_after)
+        try:
+            yield reservation
+        finally:
+            budget.give(reservation.held)
+            users = self._users[client] - 1
+            if users:
+                self._users[client] = users
+            else:
+                del self._users[client]
+                del self._clients[client]
+                budget.close()
