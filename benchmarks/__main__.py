@@ -1,5 +1,7 @@
-"""``python -m benchmarks``: the benchmarks of ``trimcp bench`` (:mod:`trimcp.bench`)."""
+"""``python -m benchmarks``: the same as ``trimcp bench`` (its live progress included)."""
 
-from trimcp.bench import main
+import sys
 
-raise SystemExit(main())
+from trimcp.cli import main
+
+raise SystemExit(main(["bench", *sys.argv[1:]]))

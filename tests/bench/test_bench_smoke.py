@@ -20,6 +20,16 @@ def test_bench_subcommand_parses() -> None:
     assert args.quick
 
 
+def test_python_m_benchmarks_is_the_bench_command() -> None:
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "benchmarks", "--help"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, cwd=root, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("usage: trimcp bench")
+
+
 def test_tiny_memory_run_writes_complete_json(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     command = [

@@ -1,4 +1,5 @@
-"""``python -m trimcp.bench``: the same as ``trimcp bench``."""
+"""``python -m trimcp.bench``: the measurements of ``trimcp bench``, with progress as plain lines
+(the live display belongs to the command line, :mod:`trimcp.cli`)."""
 
 from trimcp.bench import main
 

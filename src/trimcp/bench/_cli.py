@@ -217,7 +217,7 @@ def run(args: argparse.Namespace, display: AbstractContextManager[Progress] | No
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks`` / ``python -m trimcp.bench``."""
+    """``python -m trimcp.bench``: plain progress lines (``trimcp bench`` adds a live display)."""
     return run(build_parser().parse_args(argv))
 
 
