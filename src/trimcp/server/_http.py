@@ -22,12 +22,13 @@ from typing import Any, Final, Literal
 import trio
 
 from trimcp.nursery import HandlerContext
-from trimcp.store import Store, is_shared
+from trimcp.store import SharedStore, is_shared
 from trimcp.transports.http import (
     ANY_HOST,
     HostPolicy,
     HttpServerLimits,
     HttpSessionChannel,
+    StoreUnavailable,
     StreamableHttpApp,
     is_loopback,
     serve_h11,
@@ -35,6 +36,7 @@ from trimcp.transports.http import (
 
 from ._context import ToolContext
 from ._lifespan import Serving
+from ._request_state import RequestStateSealer
 from ._server import Server
 from ._shutdown import FLUSH_TIMEOUT, POLL_INTERVAL
 from ._task_host import TaskHost
@@ -44,6 +46,8 @@ __all__ = ["asgi_app", "close_sse_stream", "host_policy_for", "serve_http"]
 logger = logging.getLogger("trimcp.server")
 
 DEFAULT_HTTP_PORT = 8000
+#: Seconds between two reads of a shared store's request-state key ring.
+KEY_REFRESH: Final = 60.0
 Engine = Literal["h11", "hypercorn"]
 #: The engine :func:`serve_http` uses unless told otherwise (the faster one, measured).
 DEFAULT_ENGINE: Final[Engine] = "h11"
@@ -124,7 +128,7 @@ def asgi_app(
         options["limits"] = limits
         shared.configure(limits)
         options.setdefault("shared", shared)
-    options.setdefault("background", partial(_background, server.store, host))
+    options.setdefault("background", partial(_background, server, host))
     # The lifespan covers every session of this app; each session sees its state.
     serving = Serving()
 
@@ -192,15 +196,40 @@ async def serve_http(
 
 
 async def _background(
-    store: Store, host: TaskHost, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    server: Server,
+    host: TaskHost,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """What runs beside an app's sessions: its store (unless something else runs it)
-    and the server's task host."""
+    """What runs beside an app's sessions: its store (unless something else runs it),
+    the shared key ring of sealed request states, and the server's task host."""
+    store = server.store
     async with trio.open_nursery() as nursery:
         if not store.running:
             await nursery.start(store.run)
+        sealer = server.era.sealer
+        if is_shared(store) and not sealer.explicit:
+            await nursery.start(_share_keys, store, sealer)
         await nursery.start(host.run)
         task_status.started()
+
+
+async def _share_keys(
+    store: SharedStore,
+    sealer: RequestStateSealer,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Seal request states with the store's key ring, read before the app serves and
+    again every :data:`KEY_REFRESH` seconds (``trimcp.store``'s ring module says why
+    that period). While the store cannot be reached the keys held are kept."""
+    while True:
+        try:
+            sealer.use_keys(await store.request_state_keys())
+        except StoreUnavailable as exc:
+            logger.warning("request-state keys not refreshed from the store: %s", exc)
+        task_status.started()
+        await trio.sleep(KEY_REFRESH)
 
 
 async def _flush(app: StreamableHttpApp) -> None:

@@ -20,8 +20,9 @@ forge that state, replay it onto another call, or keep it forever, so the token 
 
 The payload is not encrypted: it holds the client's own answers, which the client
 already knows. A server that must hide something from its clients keeps it out of the
-state. Servers behind a load balancer share the keys (``RequestStateSealer(keys=...)``);
-the default key is random per process.
+state. Servers behind a load balancer share the keys: given
+(``RequestStateSealer(keys=...)``), or, by default, the ring of the shared store they
+use (``trimcp.store``'s ``RedisStore``); without either, the key is random per process.
 """
 
 from __future__ import annotations
@@ -102,27 +103,35 @@ class RequestStateSealer:
         max_bytes: int = DEFAULT_MAX_STATE_BYTES,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if keys is None:
-            keys = [secrets.token_bytes(32)]
-        if not keys:
-            raise ValueError("at least one key is needed")
         if ttl <= 0:
             raise ValueError("ttl must be positive")
+        #: Whether the keys were given (else they are this process's own random key,
+        #: which a shared store replaces with its ring: ``trimcp.store``).
+        self.explicit = keys is not None
         self._keys: dict[str, bytes] = {}
         self._current = ""
+        self.use_keys([secrets.token_bytes(32)] if keys is None else keys)
+        self.ttl = ttl
+        self.max_bytes = max_bytes
+        self._clock = clock
+
+    def use_keys(self, keys: Sequence[bytes | tuple[str, bytes]]) -> None:
+        """Seal with the first of ``keys`` from now on and open with any of them (the
+        keys held before are dropped: states sealed with them no longer open)."""
+        if not keys:
+            raise ValueError("at least one key is needed")
+        ring: dict[str, bytes] = {}
         for entry in keys:
             key_id, key = entry if isinstance(entry, tuple) else (self.key_id(entry), entry)
             if len(key) < _MIN_KEY_BYTES:
                 raise ValueError(f"a key needs at least {_MIN_KEY_BYTES} bytes")
             if not key_id or any(c not in _B64_CHARS for c in key_id):
                 raise ValueError("a key id is a non-empty base64url string")
-            if key_id in self._keys:
+            if key_id in ring:
                 raise ValueError(f"duplicate key id {key_id!r}")
-            self._keys[key_id] = key
-            self._current = self._current or key_id
-        self.ttl = ttl
-        self.max_bytes = max_bytes
-        self._clock = clock
+            ring[key_id] = key
+        self._keys = ring
+        self._current = next(iter(ring))
 
     @staticmethod
     def key_id(key: bytes) -> str:

@@ -102,8 +102,9 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
         them). ``initialize`` negotiates among the handshake-era ones; a stateless-era
         request naming another version gets ``-32022``.
       request_state: seals the ``requestState`` of stateless-era input rounds (MRTR).
-        The default has a random per-process key: servers behind a load balancer must
-        share one :class:`RequestStateSealer` key.
+        The default has a random per-process key, replaced by the key ring of a shared
+        ``store`` when there is one; servers behind a load balancer without one share
+        :class:`RequestStateSealer` keys.
       cache: the ``ttlMs``/``cacheScope`` hints of stateless-era list and read results.
       max_subscriptions: bound on concurrent ``subscriptions/listen`` streams.
       tasks: the task table of tools registered with ``task_support`` (bounds, TTL,
@@ -121,8 +122,8 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
       store: where sessions, SSE events, tasks and subscriptions live: ``"memory"``
         (the default: this process) or a shared store, ``trimcp.store.RedisStore``
         or its ``"redis://..."`` URL (the ``redis`` extra), with which N processes
-        behind a load balancer serve the same sessions (:mod:`trimcp.store`). They
-        must then share the ``request_state`` keys as well.
+        behind a load balancer serve the same sessions (:mod:`trimcp.store`), and seal
+        request states with its key ring unless ``request_state`` has keys.
 
     Example::
 

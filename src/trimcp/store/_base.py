@@ -89,6 +89,11 @@ class SharedStore(Store, Protocol):
 
     async def alive(self, processes: set[int]) -> set[int]: ...
 
+    async def request_state_keys(self) -> list[tuple[str, bytes]]:
+        """The key ring every process seals request states with, the sealing key first
+        (``StoreUnavailable`` while the store cannot be reached)."""
+        ...
+
 
 def is_shared(store: Store) -> TypeGuard[SharedStore]:
     """Whether ``store`` is shared with other processes."""

@@ -55,6 +55,7 @@ from trimcp.transports.http import (
 )
 
 from ._redis_events import RedisEvents
+from ._redis_keyring import ring
 from ._redis_link import STORE_ERRORS, RedisLink, without_store_errors
 from ._redis_scripts import END_SESSION, LEASE, TOUCH
 
@@ -343,6 +344,12 @@ class RedisStore:
         await self.link.call(lambda c: c.hset(record, stored))
         note = Envelope("upd", session_id, payload=json.dumps(dict(fields)).encode())
         await self.send(note, to=None)
+
+    async def request_state_keys(self, *, now: float | None = None) -> list[tuple[str, bytes]]:
+        """The shared key ring of sealed request states (:mod:`._redis_keyring`), as of
+        ``now`` (Unix seconds; default: this machine's clock)."""
+        when = time.time() if now is None else now
+        return await ring(self.link, self.key("statekeys"), now=when)
 
     async def touch_session(self, session_id: str) -> None:
         prefix = self.session_prefix(session_id)
