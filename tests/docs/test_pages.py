@@ -257,3 +257,22 @@ def test_what_a_page_names_in_a_module_is_defined_there(page: Path) -> None:
             assert re.search(rf"^\s*(async def|def|class) {part}\b|^{part}\b.*=", source, re.M), (
                 f"{page}: {path} defines no {part}"
             )
+
+
+#: Packages with no API reference page: command-line tools, not libraries to call.
+NOT_REFERENCED = {"bench", "cli"}
+
+
+def test_every_public_package_has_a_reference_page() -> None:
+    packages = {
+        p.parent.name
+        for p in (ROOT / "src" / "trimcp").glob("*/__init__.py")
+        if not p.parent.name.startswith("_")
+    }
+    reference = ROOT / "docs" / "reference"
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for package in sorted(packages - NOT_REFERENCED):
+        page = reference / f"{package}.md"
+        assert page.is_file(), f"trimcp.{package} has no page {page.relative_to(ROOT)}"
+        assert f"::: trimcp.{package}" in page.read_text(encoding="utf-8"), page
+        assert f"reference/{package}.md" in nav, f"{page.name} is not in mkdocs.yml's nav"
