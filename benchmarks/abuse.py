@@ -10,6 +10,11 @@ would, and prints what held:
   finished) while a client makes a request every 0.2 s; that client's latency.
 * ``sessions``: bare ``initialize`` floods (never ``initialized``); how many the server
   holds, and how long until a client is served again.
+* ``uploads``: many connections each sending a body of ``max_body_size`` slowly, while
+  a client makes a request every 0.2 s; the server's peak resident memory against the
+  inbound budget, and what the uploaders and the client got. (On one machine they
+  share an address: pass ``--limits '{"inbound_client_bytes": 67108864}'`` to let the
+  client's small bodies through while the uploaders hold the server's whole budget.)
 * ``websocket``: 3000 pipelined calls on one WebSocket against slow handlers, with a
   1 s keep-alive; whether the connection survives and every call is answered.
 
@@ -275,6 +280,75 @@ async def probe_sessions(args: argparse.Namespace) -> None:
         )
 
 
+async def probe_uploads(args: argparse.Namespace) -> None:
+    async with child(limits=args.limits) as (port, pid):
+        before = peak = rss_mib(pid)
+        statuses: dict[str, int] = {}
+        latencies: list[float] = []
+        failures = 0
+        done = trio.Event()
+
+        async def watch() -> None:
+            nonlocal peak
+            while not done.is_set():
+                peak = max(peak, rss_mib(pid))
+                await trio.sleep(0.2)
+
+        async def client() -> None:
+            nonlocal failures
+            while not done.is_set():
+                start = time.monotonic()
+                reply = await exchange(port, post(INIT), timeout=15)
+                if reply.startswith(b"HTTP/1.1 200"):
+                    latencies.append(time.monotonic() - start)
+                else:
+                    failures += 1
+                await trio.sleep(0.2)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch)
+            nursery.start_soon(client)
+            async with trio.open_nursery() as uploads:
+                for _ in range(args.uploaders):
+                    uploads.start_soon(_upload, port, args.seconds, statuses)
+            done.set()
+        attempted = args.uploaders * 4
+        print(
+            f"uploads: {args.uploaders} bodies of 4 MiB over {args.seconds} s "
+            f"({attempted} MiB at once): {statuses}; server RSS {before:.0f} MiB, peak "
+            f"{peak:.0f} MiB; client: {len(latencies)} served, {failures} failed; "
+            f"{summary(latencies)}"
+        )
+
+
+async def _upload(port: int, seconds: float, statuses: dict[str, int]) -> None:
+    """One POST of an ``initialize`` padded to 4 MiB, sent in 64 pieces over ``seconds``."""
+    size = 4 * 1024 * 1024
+    piece = size // 64
+    body = INIT + b" " * (size - len(INIT))
+    reply = b""
+    try:
+        stream = await trio.open_tcp_stream(HOST, port)
+    except OSError:
+        statuses["no connection"] = statuses.get("no connection", 0) + 1
+        return
+    async with stream:
+        try:
+            await stream.send_all(post(body)[: -len(body)])
+            for offset in range(0, size, piece):
+                await stream.send_all(body[offset : offset + piece])
+                await trio.sleep(seconds / 64)
+            reply = await stream.receive_some(64)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            with trio.move_on_after(1):  # the refusal, written before the close
+                try:
+                    reply = await stream.receive_some(64)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    reply = b""
+    status = reply[9:12].decode() or "reset"
+    statuses[status] = statuses.get(status, 0) + 1
+
+
 async def probe_websocket(args: argparse.Namespace) -> None:
     async with child("ws", ping=1.0) as (port, _pid):
         limits = WebSocketLimits(ping_interval=1.0, ping_timeout=1.0)
@@ -305,6 +379,7 @@ PROBES = {
     "events": probe_events,
     "slowloris": probe_slowloris,
     "sessions": probe_sessions,
+    "uploads": probe_uploads,
     "websocket": probe_websocket,
 }
 
@@ -323,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drip", type=float, default=2.0)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--count", type=int, default=1024)
+    parser.add_argument("--uploaders", type=int, default=100)
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--hold", type=float, default=0.2)
     parser.add_argument(
