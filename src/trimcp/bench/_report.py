@@ -70,6 +70,15 @@ PAIRS = (
 )
 
 
+def pairs_of(names: Sequence[str]) -> list[tuple[str, str]]:
+    """The :data:`PAIRS` among ``names``, then each ``NAME@base`` against ``NAME``
+    (a version of trimcp against the baseline it changes, see ``--baseline``)."""
+    present = set(names)
+    pairs = [(a, b) for a, b in PAIRS if a in present and b in present]
+    pairs += [(n.removesuffix("@base"), n) for n in names if n.endswith("@base")]
+    return [(a, b) for a, b in pairs if a in present]
+
+
 def eras_of(results: dict[str, Any]) -> list[str]:
     """The eras a run measured (files written before eras were recorded: handshake)."""
     return list(results["settings"].get("eras", [DEFAULT_ERA]))
@@ -144,7 +153,7 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
             row: dict[str, Any] = {
                 n: _scaled(table[n, level], scale) for n in names if (n, level) in table
             }
-            for a, b in PAIRS:
+            for a, b in pairs_of(names):
                 ratio = _ratio(table, a, b, level)
                 if ratio is not None:
                     row[f"{a}/{b}"] = ratio
@@ -179,7 +188,7 @@ def render(results: dict[str, Any]) -> str:
                 lines.append(f"  {'':<16} (no MCP, no era: the same run in every era's block)")
     for transport, metric, (title, _fig, scale, fmt), names, levels, table in _tables(results):
         shown = [n for n in names if any((n, level) in table for level in levels)]
-        pairs = [(a, b) for a, b in PAIRS if a in shown and b in shown]
+        pairs = pairs_of(shown)
         header = ["n" if metric != "throughput" else "in flight", *shown]
         header += [f"{a}/{b}" for a, b in pairs]
         body = []
