@@ -9,9 +9,11 @@ whole, in one call: so a batch is what queued while the previous write was going
 and each sender is woken once, whatever the batch's size.
 
 A sender cancelled before its batch was taken withdraws its bytes, and one already
-cancelled when it calls never queues them. A sender cancelled after its bytes were
-taken returns normally: they are on their way, and a caller told otherwise would act
-as if they were never sent.
+cancelled when it calls never queues them; so does one that
+:meth:`WriteBatcher.interrupt` stops with an error (a call's deadline passed while it
+waited to be written). A sender cancelled after its bytes were taken returns normally:
+they are on their way, and a caller told otherwise would act as if they were never
+sent.
 
 Why: a write per message was a third of a busy server's time, and each write to a pipe
 or socket wakes the peer; a burst of answers, or the ``notifications/cancelled`` of a
@@ -29,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Final, final
 
+import outcome
 import trio
 
 __all__ = ["WriteBatcher"]
@@ -44,12 +47,33 @@ _FAILED: Final = 4
 
 @final
 class _Batch:
-    __slots__ = ("items", "lot", "state")
+    __slots__ = ("items", "state", "waiters")
 
     def __init__(self) -> None:
         self.items: dict[int, bytes] = {}
-        self.lot = trio.lowlevel.ParkingLot()
+        #: Parked senders, in arrival order, with the key of their bytes.
+        self.waiters: dict[trio.lowlevel.Task, int] = {}
         self.state = _OPEN
+
+    async def park(self, mine: int) -> None:
+        task = trio.lowlevel.current_task()
+        self.waiters[task] = mine
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            del self.waiters[task]
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
+
+    def wake_all(self) -> None:
+        for task in self.waiters:
+            trio.lowlevel.reschedule(task)
+        self.waiters.clear()
+
+    def wake_first(self) -> None:
+        task = next(iter(self.waiters))
+        del self.waiters[task]
+        trio.lowlevel.reschedule(task)
 
 
 @final
@@ -85,7 +109,7 @@ class WriteBatcher:
             await self._write_open(data)
             return
         try:
-            await batch.lot.park()
+            await batch.park(mine)
         except trio.Cancelled:
             if batch.state <= _TURN:
                 del batch.items[mine]
@@ -119,10 +143,22 @@ class WriteBatcher:
             batch.state = _WRITTEN
         finally:
             items.clear()
-            batch.lot.unpark_all()
+            batch.wake_all()
             following = self._open
             if following.items:
                 following.state = _TURN
-                following.lot.unpark()
+                following.wake_first()
             else:
                 self._writing = False
+
+    def interrupt(self, task: trio.lowlevel.Task, error: BaseException) -> bool:
+        """If ``task`` waits with bytes not yet taken, withdraw them and make its
+        :meth:`submit` raise ``error``; ``False`` if it does not (its bytes are being
+        written, or it is not waiting here)."""
+        batch = self._open
+        mine = batch.waiters.pop(task, None)
+        if mine is None:
+            return False
+        del batch.items[mine]
+        trio.lowlevel.reschedule(task, outcome.Error(error))
+        return True
