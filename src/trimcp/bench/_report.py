@@ -63,6 +63,8 @@ FIGURES: dict[str, tuple[Figure, ...]] = {
 PAIRS = (
     ("trimcp", "sdk"),
     ("trimcp", "floor"),
+    ("trimcp", "floor-objects"),
+    ("trimcp-hypercorn", "trimcp"),
     ("trimcp-json", "sdk-json"),
     ("trimcp-hypercorn", "sdk"),
     ("raw-trimcp", "raw-sdk"),
@@ -215,6 +217,9 @@ def render(results: dict[str, Any]) -> str:
         }
     )
     errors = [f"{where(r)}: {r['error']}" for r in results["samples"] if "error" in r]
+    notes = _notes(results)
+    if notes:
+        lines += ["", "notes:", *(f"  {n}" for n in notes)]
     if unsupported:
         lines += ["", "not measured:", *(f"  {u}" for u in unsupported)]
     if errors:
@@ -224,6 +229,24 @@ def render(results: dict[str, Any]) -> str:
         "ratios are a's median / b's: above 1 is better for calls/s, below 1 for the rest",
     ]
     return "\n".join(lines)
+
+
+def _notes(results: dict[str, Any]) -> list[str]:
+    """What a reader needs next to the ratios: which floor is comparable where, and the
+    JSON codec each implementation ran with (a floor never runs a slower one)."""
+    notes = []
+    for transport, hellos in results["implementations"].items():
+        live = {n: h for n, h in hellos.items() if h.get("available")}
+        codecs = {n: h["versions"]["codec"] for n, h in live.items() if "codec" in h["versions"]}
+        if codecs:
+            named = ", ".join(f"{n} {c}" for n, c in codecs.items())
+            notes.append(f"{transport}: JSON codec: {named}")
+        if transport == "memory" and "trimcp" in live and "floor" in live:
+            notes.append(
+                "memory: trimcp passes message objects while floor encodes JSON lines; "
+                "floor-objects passes the dicts, the comparable floor (trimcp/floor-objects)"
+            )
+    return notes
 
 
 def _cell(spread: Spread | None, scale: float, fmt: str) -> str:
