@@ -239,7 +239,8 @@ class HttpConnection:
 
 @final
 class ConnectionPool:
-    """At most ``max_connections`` live connections to one origin; ``max_idle`` kept alive.
+    """At most ``max_connections`` live connections to one origin; ``max_idle`` kept alive
+    (more while checkouts wait: a connection given back then is kept for them).
 
     ``checkout()`` waits while all connections are busy (an SSE response holds its
     connection for the whole stream). At most ``max_connecting`` connections are being
@@ -343,7 +344,11 @@ class ConnectionPool:
                 await self._put_back(conn)
 
     async def _put_back(self, conn: HttpConnection) -> None:
-        if conn.reusable and not self._closed and len(self._idle) < self._max_idle:
+        # Kept beyond max_idle while checkouts wait for a connection: one of them takes
+        # it next. Closing it would make that one open a new connection (a connect and
+        # an accept per call under load, where a pool of 32 served 100 callers).
+        busy = self._slots.statistics().tasks_waiting > 0
+        if conn.reusable and not self._closed and (busy or len(self._idle) < self._max_idle):
             conn.next_cycle()
             self._idle.append(conn)
             self._waiting.unpark()
