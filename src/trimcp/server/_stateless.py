@@ -133,10 +133,18 @@ class EraFront:
         self.server = server
         self.sealer = sealer
         self.cache = cache
+        self._versions: tuple[str, ...] = ()
+        self._versions_of: tuple[str, ...] | None = None
 
     @property
     def versions(self) -> tuple[str, ...]:
-        return tuple(v for v in self.server.supported_versions if v in STATELESS_VERSIONS)
+        """The stateless-era revisions the server serves (recomputed only when its
+        ``supported_versions`` changes: every request asks)."""
+        supported = self.server.supported_versions
+        if supported is not self._versions_of:
+            self._versions = tuple(v for v in supported if v in STATELESS_VERSIONS)
+            self._versions_of = supported
+        return self._versions
 
     def is_stateless(self, ctx: HandlerContext, method: str) -> bool:
         return self._stateless_on(ctx.session_object.channel, method, ctx.params)
