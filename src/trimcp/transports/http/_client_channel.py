@@ -347,14 +347,11 @@ class HttpClientChannel:
         return reopen
 
     # ------------------------------------------------------------------ requests
-    async def headers(
-        self, method: str, message: Message | None = None, base: Headers = ()
+    def plain_headers(
+        self, message: Message | None = None, base: Headers = ()
     ) -> list[tuple[str, str]]:
-        """The headers of one HTTP request: ``base``, session, version, then the hook's.
-
-        A stateless-era request carries its own version (and ``Mcp-Method``/``Mcp-Name``)
-        and no session id.
-        """
+        """The headers of one HTTP request the transport sets itself: ``base``, then the
+        session and version (see :meth:`headers`)."""
         out = [("User-Agent", "trimcp"), *base]
         modern = modern_headers(message) if message is not None else None
         if modern is not None:
@@ -370,6 +367,24 @@ class HttpClientChannel:
                 out.append(("Mcp-Session-Id", self.session_id))
             if self.protocol_version is not None:
                 out.append(("MCP-Protocol-Version", self.protocol_version))
+        return out
+
+    @property
+    def hooked(self) -> bool:
+        """Whether requests get headers from a hook or an authorization layer too."""
+        return self.gate is not None or bool(self.config.headers)
+
+    async def headers(
+        self, method: str, message: Message | None = None, base: Headers = ()
+    ) -> list[tuple[str, str]]:
+        """The headers of one HTTP request: ``base``, session, version, then the hook's.
+
+        A stateless-era request carries its own version (and ``Mcp-Method``/``Mcp-Name``)
+        and no session id.
+        """
+        out = self.plain_headers(message, base)
+        if not self.hooked:
+            return out
         info = HttpRequestInfo(method, self.config.url, message)
         out.extend(await extra_headers(self.config.headers, info))
         return out if self.gate is None else await self.gate.headers(info, out)
@@ -444,22 +459,32 @@ class HttpClientChannel:
             ("Accept", "application/json, text/event-stream"),
         )
         gate = self.gate
-        info = HttpRequestInfo("POST", self.config.url, message)
+        info = HttpRequestInfo("POST", self.config.url, message) if gate is not None else None
+        pool = self.pool
         for retries_left in range(self.config.max_auth_retries, -1, -1):
-            headers = await self.headers("POST", message, base)
+            if self.hooked:
+                headers = await self.headers("POST", message, base)
+            else:  # the common case awaits nothing before the connection
+                headers = self.plain_headers(message, base)
             for attempt in (0, 1):
                 try:
-                    async with self.pool.checkout(fresh=attempt > 0) as conn:
-                        await conn.send_request("POST", self.pool.origin, headers, body)
+                    # The checkout without its context manager (the hot path of every
+                    # call); the connection goes back in the finally below.
+                    conn = await pool.acquire(fresh=attempt > 0)
+                    try:
+                        await conn.send_request("POST", pool.origin, headers, body)
                         status.started()
                         # Not bound here: a parked call's stream would keep the head alive.
                         response = await conn.receive_response()
                         if gate is None or not gate.is_challenge(response):
                             if gate is not None:
+                                assert info is not None
                                 gate.observe(info, response)
                             return await self._on_response(message, conn, response, sent, bounce)
                         challenge = await gate.read(conn, response)
                         break
+                    finally:
+                        await pool.release(conn)
                 except HttpTransportError as exc:
                     if exc.stale and attempt == 0:
                         logger.debug("stale keep-alive connection, retrying: %s", exc)
@@ -469,6 +494,7 @@ class HttpClientChannel:
                         raise trio.BrokenResourceError(self.failure) from exc
                     return None
             assert gate is not None
+            assert info is not None
             verdict = await gate.answer(info, gate.sent(headers), challenge, retries_left)
             if verdict is RETRY:
                 continue

@@ -334,14 +334,31 @@ class ConnectionPool:
     @asynccontextmanager
     async def checkout(self, *, fresh: bool = False) -> AsyncIterator[HttpConnection]:
         """A connection for one exchange; reused afterwards only if the exchange completed."""
+        conn = await self.acquire(fresh=fresh)
+        try:
+            yield conn
+        finally:
+            await self.release(conn)
+
+    async def acquire(self, *, fresh: bool = False) -> HttpConnection:
+        """:meth:`checkout` without a context manager: every ``acquire`` is followed by
+        one :meth:`release` of the connection it returned, whatever happens."""
         if self._closed:
             raise trio.ClosedResourceError("the HTTP client is closed")
-        async with self._slots:
-            conn = await self._take(fresh)
-            try:
-                yield conn
-            finally:
-                await self._put_back(conn)
+        await self._slots.acquire()
+        try:
+            return await self._take(fresh)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    async def release(self, conn: HttpConnection) -> None:
+        """Give back a connection :meth:`acquire` returned (reused only if its exchange
+        completed)."""
+        try:
+            await self._put_back(conn)
+        finally:
+            self._slots.release()
 
     async def _put_back(self, conn: HttpConnection) -> None:
         # Kept beyond max_idle while checkouts wait for a connection: one of them takes
