@@ -51,6 +51,7 @@ from ..websocket._asgi import serve_asgi_websocket
 from ..websocket._limits import WebSocketLimits
 from ._asgi_get import SessionRoutes
 from ._asgi_io import (
+    BODY_BUFFERED,
     ClientGone,
     Receive,
     Scope,
@@ -348,6 +349,7 @@ class StreamableHttpApp(SessionRoutes):
                 limit=self.limits.max_body_size,
                 timeout=self.limits.body_timeout,
                 reservation=reservation,
+                buffered=BODY_BUFFERED in scope.get("extensions", ()),
             )
         messages = self._decode(body, channel)
         requests = [m for m in messages if isinstance(m, Request)]

@@ -158,7 +158,17 @@ class _Inbox(Protocol):
 
 async def deliver_within(channel: _Inbox, message: Message, wait: float) -> None:
     """Hand ``message`` to a session within ``wait`` seconds: 404 once the session has
-    ended, 503 (``Retry-After: 1``) while it stays too busy to take it."""
+    ended, 503 (``Retry-After: 1``) while it stays too busy to take it. A queue with
+    room takes it at once, with no deadline to set up (the common case)."""
+    deliver_nowait = getattr(channel, "deliver_nowait", None)
+    if deliver_nowait is not None:
+        try:
+            deliver_nowait(message)
+            return
+        except trio.WouldBlock:
+            pass
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND) from None
     try:
         with trio.move_on_after(wait) as waited:
             await channel.deliver(message)

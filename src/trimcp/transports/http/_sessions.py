@@ -546,6 +546,14 @@ class HttpSessionChannel:
         """Queue one inbound message for the session (waits while the queue is full);
         ``notifications/initialized`` calls :attr:`on_initialized`."""
         await self._inbound_send.send(message)
+        self._delivered(message)
+
+    def deliver_nowait(self, message: Message) -> None:
+        """:meth:`deliver` if the queue has room now; :class:`trio.WouldBlock` if not."""
+        self._inbound_send.send_nowait(message)
+        self._delivered(message)
+
+    def _delivered(self, message: Message) -> None:
         note_initialized(self, message)
         if isinstance(message, Response | ErrorResponse) and message.id is not None:
             self._settle(message.id)  # the client answered a reverse call
