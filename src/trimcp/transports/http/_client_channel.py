@@ -80,13 +80,12 @@ from ._client_conn import (
     HttpTransportError,
     ResponseTooLarge,
     content_type,
-    header,
 )
-from ._client_errors import http_error, phrase, valid_session_id
+from ._client_errors import http_error, phrase, session_id_in
 from ._client_gate import RETRY, AuthGate
 from ._client_hooks import HttpRequestInfo, extra_headers
 from ._client_legacy import FALLBACK_STATUSES, LegacySse, LegacySseError
-from ._client_modern import modern_headers
+from ._client_modern import modern_headers, transport_headers
 from ._client_params import ToolHeaderTable
 from ._client_reinit import Renewal, session_expired_error
 from ._client_sse import SseReader
@@ -347,28 +346,6 @@ class HttpClientChannel:
         return reopen
 
     # ------------------------------------------------------------------ requests
-    def plain_headers(
-        self, message: Message | None = None, base: Headers = ()
-    ) -> list[tuple[str, str]]:
-        """The headers of one HTTP request the transport sets itself: ``base``, then the
-        session and version (see :meth:`headers`)."""
-        out = [("User-Agent", "trimcp"), *base]
-        modern = modern_headers(message) if message is not None else None
-        if modern is not None:
-            version, more = modern
-            out.extend([("MCP-Protocol-Version", version), *more])
-            if isinstance(message, Request) and message.method == "tools/call" and message.params:
-                params = message.params
-                out.extend(
-                    self.tool_headers.headers_for(params.get("name"), params.get("arguments"))
-                )
-        else:
-            if self.session_id is not None:
-                out.append(("Mcp-Session-Id", self.session_id))
-            if self.protocol_version is not None:
-                out.append(("MCP-Protocol-Version", self.protocol_version))
-        return out
-
     @property
     def hooked(self) -> bool:
         """Whether requests get headers from a hook or an authorization layer too."""
@@ -382,7 +359,9 @@ class HttpClientChannel:
         A stateless-era request carries its own version (and ``Mcp-Method``/``Mcp-Name``)
         and no session id.
         """
-        out = self.plain_headers(message, base)
+        out = transport_headers(
+            message, base, self.session_id, self.protocol_version, self.tool_headers
+        )
         if not self.hooked:
             return out
         info = HttpRequestInfo(method, self.config.url, message)
@@ -465,7 +444,9 @@ class HttpClientChannel:
             if self.hooked:
                 headers = await self.headers("POST", message, base)
             else:  # the common case awaits nothing before the connection
-                headers = self.plain_headers(message, base)
+                headers = transport_headers(
+                    message, base, self.session_id, self.protocol_version, self.tool_headers
+                )
             for attempt in (0, 1):
                 try:
                     # The checkout without its context manager (the hot path of every
@@ -597,13 +578,7 @@ class HttpClientChannel:
             await self.fail(request_id, error)
 
     def take_session_id(self, response: h11.Response) -> None:
-        value = header(response, b"mcp-session-id")
-        if value is None:
-            return
-        if valid_session_id(value):
-            self.session_id = value
-        else:
-            logger.warning("ignoring an invalid Mcp-Session-Id from the server")
+        self.session_id = session_id_in(response) or self.session_id
 
     def start_listening(self) -> None:
         version = self.protocol_version
