@@ -59,7 +59,7 @@ _ADMIT: Final = frozenset({Action.ACCEPT, Action.BARRIER})
 class InFlight:
     """The table entry of one inbound request."""
 
-    __slots__ = ("answered", "cancellable", "ctx", "peer_cancelled", "scope")
+    __slots__ = ("answered", "cancellable", "cause", "ctx", "peer_cancelled", "scope")
 
     def __init__(self, scope: trio.CancelScope, cancellable: bool, barrier: bool) -> None:
         self.scope = scope
@@ -67,6 +67,8 @@ class InFlight:
         self.ctx: HandlerContext | None = None
         #: Set when the request was cancelled on purpose (peer, session end): no response.
         self.peer_cancelled = False
+        #: Who cancelled it first: ``"peer"`` or ``"session_ended"`` (``None``: nobody).
+        self.cause: str | None = None
         #: A barrier's (``initialize``): set once it ended and its answer was written.
         self.answered: trio.Event | None = trio.Event() if barrier else None
 
@@ -279,7 +281,14 @@ class InboundRequests:
         if entry is None or not entry.cancellable:
             return  # unknown, finished or initialize: ignored, as the spec allows
         entry.peer_cancelled = True
+        entry.cause = entry.cause or "peer"
         entry.scope.cancel()
+
+    def cancelled_by(self, request_id: RequestId) -> str | None:
+        """Who cancelled inbound request ``request_id`` first, while it runs: ``"peer"``
+        (``notifications/cancelled``), ``"session_ended"``, or ``None``."""
+        entry = self._in_flight.get(request_id)
+        return entry.cause if entry is not None else None
 
 
 def _answer(request_id: RequestId, result: Any) -> Message:

@@ -388,6 +388,7 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
         self._fail_pending(reason)
         for entry in list(self._in_flight.values()):
             entry.peer_cancelled = True
+            entry.cause = entry.cause or "session_ended"
             entry.scope.cancel()
         for scope in list(self._background):
             scope.cancel()
