@@ -87,9 +87,6 @@ class InboundRequests:
     _in_flight_slots: trio.Semaphore
     _running: int
     _answering: int
-    #: Requests handed to the admission task and not started (or dropped) by it yet:
-    #: while any are, a new request queues behind them (arrival order).
-    _admitting: int
     _admission_send: trio.MemorySendChannel[tuple[Request, RequestRoute, InFlight]]
     _admission_receive: trio.MemoryReceiveChannel[tuple[Request, RequestRoute, InFlight]]
     #: Set once nothing is in flight, queued or being answered, while the input has ended.
@@ -118,19 +115,6 @@ class InboundRequests:
             return
         entry = InFlight(trio.CancelScope(), route.cancellable, action is Action.BARRIER)
         self._in_flight[request.id] = entry
-        if not self._admitting:
-            # Nothing waits for a slot: start it here if one is free, which spares the
-            # hand-over to the admission task (a task switch per request).
-            try:
-                self._in_flight_slots.acquire_nowait()
-            except trio.WouldBlock:
-                pass
-            else:
-                self._start((request, route, entry))
-                if entry.answered is not None:
-                    await entry.answered.wait()  # the barrier, as below
-                return
-        self._admitting += 1
         # Blocks only when max_queued requests already wait for a slot: that is where
         # backpressure stops the reader. Answers and notifications never wait here, so
         # handlers at the in-flight cap still get the answers to their reverse calls.
@@ -166,7 +150,6 @@ class InboundRequests:
                     except trio.WouldBlock:
                         await slots.acquire()
                     started = self._start(item)
-                self._admitting -= 1
                 if not started:
                     if entry.answered is not None:
                         self.lifecycle.handle(Event.INITIALIZE_FAILED)

@@ -130,7 +130,6 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
         self._in_flight: dict[RequestId, InFlight] = {}
         self._in_flight_slots = trio.Semaphore(limits.max_in_flight)
         self._running = 0
-        self._admitting = 0
         #: Answers of finished handlers still being sent (see :mod:`._drain`).
         self._answering = 0
         self._admission_send, self._admission_receive = trio.open_memory_channel[
