@@ -45,6 +45,9 @@ class MessageChannel(Protocol):
       ``error``; ``False`` when there is none (being written, or not waiting there). With
       it the session bounds its outbound calls by one deadline timer instead of a
       cancel scope per call (``nursery._deadlines``); ``None`` or absent: a scope each.
+    * Optionally, ``send_nowait(message)`` sends a message at once without waiting or
+      raises :class:`trio.WouldBlock` (and the errors of ``send``). With it, and no send
+      middleware, a request or an answer takes no scheduler round of its own.
     * ``negotiated`` tells the transport which protocol revision the session agreed on,
       for what depends on it (JSON-RPC batches in 2025-03-26, the
       ``MCP-Protocol-Version`` header on HTTP).

@@ -40,6 +40,8 @@ from ._context import HandlerContext
 from ._lifecycle import REFUSALS, Action, Event, LifecycleError, request_event
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from trimcp.dispatch import Registry, Terminal
 
     from ._lifecycle import Lifecycle
@@ -83,6 +85,8 @@ class InboundRequests:
     lifecycle: Lifecycle
     _nursery: trio.Nursery
     _send_chain: Terminal
+    #: The channel's ``send_nowait`` when nothing stands between it and the session.
+    _send_nowait: Callable[[Message], None] | None
     _in_flight: dict[RequestId, InFlight]
     _in_flight_slots: trio.Semaphore
     _running: int
@@ -247,6 +251,16 @@ class InboundRequests:
             self._forget(request.id, entry)
 
     async def _reply(self, message: Message, *, related: RequestId | None = None) -> None:
+        put = self._send_nowait
+        if put is not None:
+            try:
+                put(message)  # the answer goes at once (a memory pair with room)
+                return
+            except trio.WouldBlock:
+                pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                logger.debug("peer gone before the answer to %r could be sent", related)
+                return
         try:
             await self._send_chain(message, related)
         except (trio.BrokenResourceError, trio.ClosedResourceError):

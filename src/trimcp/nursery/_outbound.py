@@ -17,7 +17,7 @@ shielded, time-bounded scope before the caller's scope exits.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final, Unpack, final
 
 import trio
@@ -29,7 +29,7 @@ from trimcp.dispatch import (
     ProgressCallback,
     RequestTimeoutError,
 )
-from trimcp.wire import Notification, Request, RequestId
+from trimcp.wire import Message, Notification, Request, RequestId
 
 from ._callbacks import CallbackQueues, ProgressInbox
 from ._channel import MessageChannel
@@ -77,6 +77,8 @@ class OutboundRequests:
     observer: RequestObserver | None
     _pending: PendingTable
     _send_chain: Terminal
+    #: The channel's ``send_nowait`` when nothing stands between it and the session.
+    _send_nowait: Callable[[Message], None] | None
     _reverse_slots: trio.Semaphore
     #: Progress inboxes of outbound requests made with ``on_progress``, by id.
     _progress: dict[RequestId, ProgressInbox]
@@ -157,7 +159,17 @@ class OutboundRequests:
                     scope = call.timeout_scope = trio.CancelScope(deadline=now + wait)
                 with scope:
                     try:
-                        await self._send_chain(request, related)
+                        put = self._send_nowait if timed else None
+                        if put is not None:
+                            # A channel that takes it at once: no scheduler round for
+                            # the send (the wait below is the call's checkpoint).
+                            await trio.lowlevel.checkpoint_if_cancelled()
+                            try:
+                                put(request)
+                            except trio.WouldBlock:
+                                put = None
+                        if put is None:
+                            await self._send_chain(request, related)
                     except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                         raise ConnectionClosedError(closed_reason(exc)) from exc
                     sent = True

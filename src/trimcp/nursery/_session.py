@@ -148,6 +148,7 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
         self._progress: dict[RequestId, ProgressInbox] = {}
         self._deadlines = CallDeadlines(nursery.start_soon, self._expire)
         self._timed_sends = False
+        self._send_nowait: Callable[[Message], None] | None = None
         self._callbacks = CallbackQueues(self, limits.max_queued_callbacks)
         self._notifier = Notifier(self, limits.max_queued_notifications)
         #: Watches requests in both directions (see :mod:`._observer`); ``None``: nobody.
@@ -183,6 +184,18 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
                 return chain(prepare(message), related)
 
             self._send_chain = prepared
+        # A send that needs no wait: nothing between the session and a channel that can
+        # take a message at once (memory pairs), so a request or an answer costs no
+        # scheduler round of its own (see _outbound and _inbound).
+        put = getattr(self.channel, "send_nowait", None) if chain == terminal else None
+        if put is None or prepare is None:
+            self._send_nowait = put
+        else:
+
+            def put_prepared(message: Message) -> None:
+                put(prepare(message))
+
+            self._send_nowait = put_prepared
         self._recv_chain = self._recv_stack.compose(self._dispatch, self, self._bound)
 
     # ------------------------------------------------------------------ introspection

@@ -99,6 +99,14 @@ class MemoryChannel:
             room.wake_first()
         await trio.lowlevel.cancel_shielded_checkpoint()
 
+    def send_nowait(self, message: Message) -> None:
+        """Put ``message`` in the buffer now; :class:`trio.WouldBlock` when it is full
+        or others wait for room before it (see :class:`~trimcp.nursery.MessageChannel`)."""
+        room = self._out_room
+        if room is None or room.waiters:
+            raise trio.WouldBlock
+        self._send.send_nowait(message)
+
     def _interrupt(self, task: trio.lowlevel.Task, error: BaseException) -> bool:
         """Withdraw the message ``task`` waits to put in the buffer, and make its send
         raise ``error``; ``False`` if it is not waiting for room."""
