@@ -158,20 +158,7 @@ class OutboundRequests:
                 if not timed:
                     scope = call.timeout_scope = trio.CancelScope(deadline=now + wait)
                 with scope:
-                    try:
-                        put = self._send_nowait if timed else None
-                        if put is not None:
-                            # A channel that takes it at once: no scheduler round for
-                            # the send (the wait below is the call's checkpoint).
-                            await trio.lowlevel.checkpoint_if_cancelled()
-                            try:
-                                put(request)
-                            except trio.WouldBlock:
-                                put = None
-                        if put is None:
-                            await self._send_chain(request, related)
-                    except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                        raise ConnectionClosedError(closed_reason(exc)) from exc
+                    await self._send_request(request, related, timed)
                     sent = True
                     if inbox is None:
                         result = await call.wait()
@@ -203,6 +190,22 @@ class OutboundRequests:
             interrupt = getattr(self.channel, "interrupt_send", None)
             if interrupt is not None:
                 interrupt(task, error)
+
+    async def _send_request(self, request: Request, related: RequestId | None, timed: bool) -> None:
+        """Send ``request``: put at once when the channel takes it so (no scheduler round
+        for the send: the wait for the answer is the call's checkpoint)."""
+        try:
+            put = self._send_nowait if timed else None
+            if put is not None:
+                await trio.lowlevel.checkpoint_if_cancelled()
+                try:
+                    put(request)
+                    return
+                except trio.WouldBlock:
+                    pass
+            await self._send_chain(request, related)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise ConnectionClosedError(closed_reason(exc)) from exc
 
     async def _wait_reporting(self, call: PendingCall, inbox: ProgressInbox) -> dict[str, Any]:
         """Wait for ``call``'s answer, running its progress callback in this task as the
