@@ -395,19 +395,21 @@ class StreamableHttpApp(SessionRoutes):
         if not isinstance(message, Request):
             raise HttpError(400, "Invalid Request: a client sends no responses in this era")
         check_modern_post(message, headers, self.supported_versions)
-        channel = self.manager.create(stateless=True, resumable=False)
-        channel.stateless_era = True
+        manager = self.manager
+        # A subscription is named by its request's id in every notification of its
+        # stream, and lives as long as the stream: it gets a session of its own, as
+        # before. Any other request borrows an idle one (take_stateless).
+        listen = message.method == "subscriptions/listen"
+        channel = manager.take_stateless(pooled=not listen)
         channel.param_headers = param_headers(headers)
-        await self._serve_post(
-            channel,
-            messages,
-            [message],
-            receive,
-            send,
-            status=status_for,
-            caller=caller,
-            headers=headers,
-        )
+        if not listen:
+            inner = Request(id=manager.request_id(), method=message.method, params=message.params)
+            channel.wire_ids[inner.id] = message.id
+            message = inner
+        await serve_post(
+            channel, [message], [message], receive, send, self.limits, status_for,
+            self.draining, manager.terminate if listen else manager.recycle, caller, headers,
+        )  # fmt: skip
 
     def _decode(self, body: bytes, channel: HttpSessionChannel | None) -> list[Message]:
         version = channel.protocol_version if channel is not None else None

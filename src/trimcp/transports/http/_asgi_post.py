@@ -69,10 +69,11 @@ async def serve_post(
     request, else the requests' outbox pumped as JSON or SSE (``status`` maps a JSON
     error body's code to its HTTP status, for the stateless era). A session that ends
     before any output gives 404, or 503 while ``draining`` (a server shutting down).
-    A channel without a session id (its own session, for this POST) is given to
-    ``terminate`` at the end. ``caller`` is who sent the requests (with authorization),
-    for their handlers; the POST's ``headers`` stay readable by them too
-    (``channel.request_headers``)."""
+    A channel without a session id (a session for this POST) is given to
+    ``terminate`` at the end (which may keep it for the next, see
+    :meth:`~._sessions_manager.SessionManager.recycle`). ``caller`` is who sent the
+    requests (with authorization), for their handlers; the POST's ``headers`` stay
+    readable by them too (``channel.request_headers``)."""
     channel.busy += 1
     try:
         if not requests:
@@ -136,7 +137,7 @@ async def _answer_empty(
     else:
         error = HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND)
     if len(ids) == 1:
-        error.id = ids[0]
+        error.id = channel.wire_ids.get(ids[0], ids[0])
     else:
         error.body = batch_error_body(error, ids)
     await send_error(send, error, headers)
