@@ -53,7 +53,7 @@ def _nothing() -> None:
 def _profile(args: argparse.Namespace) -> tuple[Any, float]:
     impl = load_implementation(args.impl)
     driver = impl.drivers[args.transport]()
-    workload = Workload(server_max_in_flight=max(100, args.concurrency))
+    workload = Workload(server_max_in_flight=max(100, args.concurrency), era=args.era)
     profiler: Any = None
     start = stop = _nothing
     if args.profiler == "cprofile":
@@ -140,7 +140,7 @@ def _py_spy(args: argparse.Namespace) -> int:
         sys.executable, "-m", "benchmarks.hotpath", "--profiler", "none",
         "--impl", args.impl, "--transport", args.transport,
         "--concurrency", str(args.concurrency), "--warmup", str(args.warmup),
-        "--duration", str(args.duration),
+        "--duration", str(args.duration), "--era", args.era,
     ]  # fmt: skip
     out_dir = args.out or tempfile.mkdtemp(prefix="trimcp-hotpath-")
     os.makedirs(out_dir, exist_ok=True)
@@ -178,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--impl", default="trimcp", choices=list(REGISTRY))
     p.add_argument("--transport", default="memory")
     p.add_argument("--concurrency", type=int, default=100)
+    p.add_argument("--era", default="handshake", choices=("handshake", "stateless"))
     p.add_argument("--warmup", type=float, default=1.0)
     p.add_argument("--duration", type=float, default=5.0)
     p.add_argument(

@@ -12,7 +12,7 @@ import trio.testing
 from trimcp.dispatch import Middlewares, Registry
 from trimcp.nursery import Role, Session, SessionLimits, open_session
 from trimcp.server import Server
-from trimcp.transports import MemoryChannel
+from trimcp.transports import MemoryChannel, memory_channel_pair
 from trimcp.wire import Message, Notification, Request, RequestId, Response
 
 #: Generous bound (seconds) for anything a test waits for on the real clock.
@@ -38,21 +38,30 @@ def init_params(
 
 
 class Peer:
-    """The far end of a memory pair, driven by hand: raw wire messages in and out."""
+    """The far end of a memory pair, driven by hand: raw wire messages in and out.
+
+    Given its ``end`` of a :func:`memory_channel_pair`, it reads through it, so that a
+    session's sender waiting for room in the buffer is woken as the peer reads; its
+    ``send_channel`` and ``receive_channel`` are that end's bare Trio channels.
+    """
 
     def __init__(
         self,
         send_channel: trio.MemorySendChannel[Message],
         receive_channel: trio.MemoryReceiveChannel[Message],
+        end: MemoryChannel | None = None,
     ) -> None:
         self.send_channel = send_channel
         self.receive_channel = receive_channel
+        self.end = end
 
     async def send(self, message: Message) -> None:
         await self.send_channel.send(message)
 
     async def receive(self) -> Message:
         with trio.fail_after(wait_bound()):
+            if self.end is not None:
+                return await self.end.receive()
             return await self.receive_channel.receive()
 
     async def settle(self) -> None:
@@ -62,9 +71,10 @@ class Peer:
     def drain(self) -> list[Message]:
         """Everything already received, without waiting."""
         out: list[Message] = []
+        receive_nowait = (self.end or self.receive_channel).receive_nowait
         while True:
             try:
-                out.append(self.receive_channel.receive_nowait())
+                out.append(receive_nowait())
             except (trio.WouldBlock, trio.EndOfChannel):
                 return out
 
@@ -93,11 +103,18 @@ class Peer:
         await self.receive_channel.aclose()
 
 
-def raw_pair(max_buffer: int = 64) -> tuple[Peer, MemoryChannel]:
-    """A hand-driven peer and the channel a session runs on."""
-    to_session, session_in = trio.open_memory_channel[Message](max_buffer)
-    session_out, from_session = trio.open_memory_channel[Message](max_buffer)
-    return Peer(to_session, from_session), MemoryChannel(session_out, session_in)
+def raw_pair(max_buffer: int = 64, *, timed: bool = True) -> tuple[Peer, MemoryChannel]:
+    """A hand-driven peer and the channel a session runs on: the two ends of a
+    :func:`memory_channel_pair` (whose sends the session's deadline timer can
+    interrupt), or with ``timed=False`` a channel over bare Trio channels (each
+    outbound call then bounded by a cancel scope of its own)."""
+    if not timed:
+        to_session, session_in = trio.open_memory_channel[Message](max_buffer)
+        session_out, from_session = trio.open_memory_channel[Message](max_buffer)
+        return Peer(to_session, from_session), MemoryChannel(session_out, session_in)
+    end, channel = memory_channel_pair(max_buffer=max_buffer)
+    # The end's own Trio channels (private), for tests that send or read them bare.
+    return Peer(end._send, end._receive, end), channel
 
 
 def assert_session_clean(session: Session) -> None:
@@ -163,9 +180,11 @@ async def raw_session(
     role: Role = Role.SERVER,
     limits: SessionLimits | None = None,
     middlewares: Middlewares | None = None,
+    timed: bool = True,
 ) -> AsyncIterator[tuple[Peer, Session]]:
-    """A bare engine session (no lifecycle) on ``registry``, facing a raw peer."""
-    peer, channel = raw_pair()
+    """A bare engine session (no lifecycle) on ``registry``, facing a raw peer
+    (``timed``: see :func:`raw_pair`)."""
+    peer, channel = raw_pair(timed=timed)
     async with open_session(
         channel, role=role, registry=registry, limits=limits, middlewares=middlewares
     ) as session:

@@ -16,6 +16,12 @@ from ._schema_check import SchemaCheck
 from ._support import RawServerTransport, raw_session, served
 
 
+@pytest.fixture(params=[True, False], ids=["deadline-timer", "scope-per-call"])
+def timed(request: pytest.FixtureRequest) -> bool:
+    """Both ways a call is bounded: the session's deadline timer, or a scope of its own."""
+    return bool(request.param)
+
+
 def _cancel_of(message: Any) -> Any:
     assert isinstance(message, Notification), message
     assert message.method == "notifications/cancelled"
@@ -27,10 +33,10 @@ def _cancel_of(message: Any) -> Any:
 
 
 async def test_no_answer_times_out_after_the_default_and_sends_cancelled(
-    autojump_clock: Any,
+    autojump_clock: Any, timed: bool
 ) -> None:
     assert SessionLimits().request_timeout == 60
-    async with raw_session(Registry(), role=Role.CLIENT) as (peer, session):
+    async with raw_session(Registry(), role=Role.CLIENT, timed=timed) as (peer, session):
         start = trio.current_time()
         async with trio.open_nursery() as nursery:
             failures: list[BaseException] = []
@@ -82,8 +88,8 @@ async def _progress_every(peer: Any, request: Request, step: float, count: int) 
         )
 
 
-async def test_progress_resets_the_timeout(autojump_clock: Any) -> None:
-    async with raw_session(Registry(), role=Role.CLIENT) as (peer, session):
+async def test_progress_resets_the_timeout(autojump_clock: Any, timed: bool) -> None:
+    async with raw_session(Registry(), role=Role.CLIENT, timed=timed) as (peer, session):
         seen: list[float] = []
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -152,9 +158,14 @@ async def test_after_progress_a_short_timeout_stays_short(autojump_clock: Any) -
         assert _cancel_of(await peer.receive()) == 0
 
 
-async def test_max_request_timeout_caps_the_total_even_with_progress(autojump_clock: Any) -> None:
+async def test_max_request_timeout_caps_the_total_even_with_progress(
+    autojump_clock: Any, timed: bool
+) -> None:
     limits = SessionLimits(request_timeout=60, max_request_timeout=200)
-    async with raw_session(Registry(), role=Role.CLIENT, limits=limits) as (peer, session):
+    async with raw_session(Registry(), role=Role.CLIENT, limits=limits, timed=timed) as (
+        peer,
+        session,
+    ):
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             pass
@@ -175,8 +186,10 @@ async def test_max_request_timeout_caps_the_total_even_with_progress(autojump_cl
         assert session.pending == 0
 
 
-async def test_a_caller_cancelling_its_scope_sends_cancelled(autojump_clock: Any) -> None:
-    async with raw_session(Registry(), role=Role.CLIENT) as (peer, session):
+async def test_a_caller_cancelling_its_scope_sends_cancelled(
+    autojump_clock: Any, timed: bool
+) -> None:
+    async with raw_session(Registry(), role=Role.CLIENT, timed=timed) as (peer, session):
         with trio.move_on_after(3) as scope:
             await session.request("wait")
         assert scope.cancelled_caught
@@ -186,8 +199,8 @@ async def test_a_caller_cancelling_its_scope_sends_cancelled(autojump_clock: Any
         assert session.pending == 0
 
 
-async def test_initialize_is_never_followed_by_cancelled(autojump_clock: Any) -> None:
-    async with raw_session(Registry(), role=Role.CLIENT) as (peer, session):
+async def test_initialize_is_never_followed_by_cancelled(autojump_clock: Any, timed: bool) -> None:
+    async with raw_session(Registry(), role=Role.CLIENT, timed=timed) as (peer, session):
         with pytest.raises(RequestTimeoutError):
             await session.request("initialize", {}, timeout=5)
         request = await peer.receive()

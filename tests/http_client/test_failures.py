@@ -325,3 +325,35 @@ async def test_a_call_cancelled_before_its_post_is_written_is_never_sent(
     assert server.of("POST", "notifications/cancelled") == []
     assert len(first) == 1
     assert not first[0].is_error
+
+
+async def test_a_pool_under_contention_keeps_the_connections_it_has(
+    clock: trio.testing.MockClock,
+) -> None:
+    """More callers than connections: a connection given back while others wait is kept
+    for them, whatever ``max_idle_connections`` says, so the pool never closes one only
+    to open another (a connect and an accept per call)."""
+
+    async def quick(request: FakeRequest, ex: Exchange) -> None:
+        await trio.sleep(0.01)
+        await ex.json(result(request, {"content": []}))
+
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app({"tools/call": quick}))
+        transport = StreamableHttp(
+            url=server.url, listen=False, max_connections=4, max_idle_connections=1
+        )
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(transport, era="handshake") as client:
+
+                async def caller() -> None:
+                    for _ in range(20):
+                        await client.call_tool("quick")
+
+                async with trio.open_nursery() as calls:
+                    for _ in range(12):
+                        calls.start_soon(caller)
+                opened = client.session.channel.pool.opened  # type: ignore[attr-defined]
+        nursery.cancel_scope.cancel()
+    assert len(server.of("POST", "tools/call")) == 240
+    assert opened <= 4

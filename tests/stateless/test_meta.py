@@ -84,6 +84,36 @@ async def test_a_missing_capability_is_32021_with_the_capability() -> None:
     assert checker.validate()["MissingRequiredClientCapabilityError"] == 2
 
 
+async def test_each_request_is_judged_by_its_own_capabilities_and_info() -> None:
+    """Requests alternating between capability sets and client infos each get their own
+    (the server reuses what it structured last only for an equal ``_meta``)."""
+    server = demo_server()
+    seen: list[tuple[bool, str | None]] = []
+
+    @server.tool()
+    async def who(ctx: trimcp.ToolContext) -> str:
+        state = ctx.session
+        info = state.client_info
+        seen.append((state.client_capabilities.sampling is not None, info and info.name))
+        return "ok"
+
+    async with served(server) as (peer, _checker):
+        for n in range(4):
+            with_sampling = n % 2 == 0
+            caps = dict(ALL_CAPS) if with_sampling else {}
+            extra = {"name": "who"}
+            p = params(extra, capabilities=caps)
+            p["_meta"]["io.modelcontextprotocol/clientInfo"] = {"name": f"c{n % 2}", "version": "1"}
+            result_of(await peer.call(n, "tools/call", p))
+        refused = await peer.call(
+            9,
+            "tools/call",
+            params({"name": "ask_model", "arguments": {"question": "q"}}, capabilities={}),
+        )
+    assert seen == [(True, "c0"), (False, "c1"), (True, "c0"), (False, "c1")]
+    assert error_of(refused)[0] == -32021
+
+
 @pytest.mark.parametrize(
     "method", ["initialize", "ping", "logging/setLevel", "resources/subscribe", "no/such"]
 )

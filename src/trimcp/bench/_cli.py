@@ -18,7 +18,7 @@ from . import _report, _runner
 from ._core import Workload
 from ._era import DEFAULT_ERA, ERAS
 from ._registry import DEFAULT_BY_TRANSPORT, REGISTRY, TRANSPORTS
-from ._runner import Lines, Progress
+from ._runner import BASELINE_SUFFIX, Lines, Progress
 from ._settings import DEFAULT_LEVELS, METRIC_ORDER, Settings
 
 __all__ = ["add_arguments", "build_parser", "main", "run"]
@@ -122,6 +122,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "with a Redis store, behind haproxy (needs redis-server, haproxy, trimcp[redis]); "
         "--concurrency, --repeats, --warmup, --duration and --quick apply",
     )
+    p.add_argument(
+        "--baseline",
+        metavar="DIR",
+        default=None,
+        help="a source tree of another trimcp version (a checkout): implementations named "
+        "NAME@base (e.g. --impl trimcp,trimcp@base,floor) run from it, side by side",
+    )
     p.add_argument("--json", metavar="FILE", help="write settings, all samples and summary")
     p.add_argument("--plot", metavar="FILE.png", help="plot throughput and p99 (matplotlib)")
 
@@ -148,7 +155,8 @@ def settings_of(args: argparse.Namespace) -> Settings:
         chosen = args.impl or DEFAULT_BY_TRANSPORT[transport]
         if external and "external" not in chosen:
             chosen = ("external", *(args.impl or ()))
-        names[transport] = _checked(tuple(chosen), tuple(REGISTRY), "implementation")
+        known = (*REGISTRY, *(f"{n}{BASELINE_SUFFIX}" for n in REGISTRY if args.baseline))
+        names[transport] = _checked(tuple(chosen), known, "implementation")
     levels = dict(DEFAULT_LEVELS)
     if args.concurrency:
         levels = {t: args.concurrency for t in TRANSPORTS}
@@ -177,6 +185,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         timeout=args.timeout,
         server_max_in_flight=args.server_max_in_flight,
         workload=workload,
+        baseline=args.baseline,
         **options,
     )
 

@@ -20,6 +20,7 @@ from typing import Any
 import h11
 import trio
 
+from ._codec import LINES, Codec
 from ._core import FANOUT_TOOL, PARK_TOOL, STATS_TOOL, TOOL_NAME
 from ._ndjson import BUFFER, lines_of, writer
 from ._probe import Probe, trio_tasks
@@ -28,18 +29,23 @@ __all__ = ["FloorServer", "serve_floor_http", "serve_floor_stdio"]
 
 
 class FloorServer:
-    """The floor's dispatcher; ``send(line)`` writes one answer or reverse call."""
+    """The floor's dispatcher; ``send(line)`` writes one answer or reverse call, each
+    message encoded (and read) by ``codec``: JSON lines, or with :data:`._codec.OBJECTS`
+    the dicts themselves."""
 
-    def __init__(self, send: Callable[[str], Awaitable[None]] | None = None) -> None:
+    def __init__(
+        self, send: Callable[[Any], Awaitable[None]] | None = None, codec: Codec = LINES
+    ) -> None:
         self.send = send
+        self.codec = codec
         self.probe = Probe(trio_tasks)
         self.scopes: dict[Any, trio.CancelScope] = {}
         self.reverse: dict[int, trio.Event] = {}
         self.ids = itertools.count(1)
 
-    async def serve(self, lines: AsyncIterator[str]) -> None:
+    async def serve(self, lines: AsyncIterator[Any]) -> None:
         """Dispatch every line until the input ends."""
-        loads = json.loads
+        loads = self.codec.loads
         async with trio.open_nursery() as nursery:
             async for line in lines:
                 message = loads(line)
@@ -63,7 +69,7 @@ class FloorServer:
         assert self.send is not None
         reply = await self.handle(message)
         if reply is not None:
-            await self.send(json.dumps(reply) + "\n")
+            await self.send(self.codec.dumps(reply))
 
     async def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """The reply to one request, or ``None`` when it was cancelled."""
@@ -121,7 +127,7 @@ class FloorServer:
         event = self.reverse[request_id] = trio.Event()
         params = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}
         request = {"method": "sampling/createMessage", "params": {**params, "maxTokens": 1}}
-        await self.send(json.dumps({"jsonrpc": "2.0", "id": request_id, **request}) + "\n")
+        await self.send(self.codec.dumps({"jsonrpc": "2.0", "id": request_id, **request}))
         await event.wait()
 
 

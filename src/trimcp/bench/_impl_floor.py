@@ -19,9 +19,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from importlib.metadata import version
+from typing import Any
 
 import trio
 
+from ._codec import LINES, OBJECTS, Codec
 from ._core import Driver, Implementation, Target, Workload
 from ._era import ERA_FREE, Unsupported, guard_fanout
 from ._floor import FloorServer
@@ -31,18 +33,22 @@ from ._process import PeerCpu, ServerProcess, http_server, serve_command
 from ._runtimes import trio_runtime
 from ._ws import connect_websocket
 
-__all__ = ["EXTERNAL", "FLOOR", "RAW_SDK", "RAW_TRIMCP"]
+__all__ = ["EXTERNAL", "FLOOR", "FLOOR_OBJECTS", "RAW_SDK", "RAW_TRIMCP"]
 
 
 class MemoryDriver:
-    """The floor's client and server in one Trio run, joined by memory channels."""
+    """The floor's client and server in one Trio run, joined by memory channels that
+    carry JSON lines, or with :data:`._codec.OBJECTS` the message dicts themselves."""
+
+    def __init__(self, codec: Codec = LINES) -> None:
+        self.codec = codec
 
     @asynccontextmanager
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
-        to_server, server_inbox = trio.open_memory_channel[str](BUFFER)
-        to_client, client_inbox = trio.open_memory_channel[str](BUFFER)
-        server = FloorServer(to_client.send)
-        client = LineClient(to_server.send)
+        to_server, server_inbox = trio.open_memory_channel[Any](BUFFER)
+        to_client, client_inbox = trio.open_memory_channel[Any](BUFFER)
+        server = FloorServer(to_client.send, self.codec)
+        client = LineClient(to_server.send, codec=self.codec)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(server.serve, _channel_lines(server_inbox))
             nursery.start_soon(client.read, _channel_lines(client_inbox))
@@ -52,7 +58,7 @@ class MemoryDriver:
                 nursery.cancel_scope.cancel()
 
 
-async def _channel_lines(channel: trio.MemoryReceiveChannel[str]) -> AsyncIterator[str]:
+async def _channel_lines(channel: trio.MemoryReceiveChannel[Any]) -> AsyncIterator[Any]:
     async for line in channel:
         yield line
 
@@ -174,7 +180,12 @@ class WebSocketDriver(PeerCpu):
                 yield target
 
 
-_VERSIONS = {"trio": trio.__version__, "h11": version("h11"), "wsproto": version("wsproto")}
+_VERSIONS = {
+    "trio": trio.__version__,
+    "h11": version("h11"),
+    "wsproto": version("wsproto"),
+    "codec": LINES.name,
+}
 
 FLOOR = Implementation(
     name="floor",
@@ -188,6 +199,16 @@ FLOOR = Implementation(
         "websocket": lambda: WebSocketDriver("floor"),
     },
     versions=_VERSIONS,
+)
+
+
+FLOOR_OBJECTS = Implementation(
+    name="floor-objects",
+    description="raw floor passing message dicts, no encoding (the memory floor comparable "
+    "to trimcp's memory transport, which passes message objects)",
+    runtime=trio_runtime(),
+    drivers={"memory": lambda: MemoryDriver(OBJECTS)},
+    versions={**_VERSIONS, "codec": OBJECTS.name},
 )
 
 

@@ -26,6 +26,7 @@ from trimcp.nursery import HandlerContext, SessionLimits
 from trimcp.protocol import CreateMessageParams, CreateMessageResult, TextContent
 from trimcp.server import Server, ToolContext
 from trimcp.transports import ClientTransport, stdio_command, streamable_http, websocket
+from trimcp.wire import JSON_CODEC
 
 from ._core import (
     FANOUT_TOOL,
@@ -201,7 +202,7 @@ class WebSocketDriver(PeerCpu):
                 yield target
 
 
-_VERSIONS = {"trimcp": version("trimcp"), "trio": trio.__version__}
+_VERSIONS = {"trimcp": version("trimcp"), "trio": trio.__version__, "codec": JSON_CODEC}
 
 IMPLEMENTATION = Implementation(
     name="trimcp",

@@ -23,6 +23,7 @@ from typing import Any
 
 import trio
 
+from ._codec import LINES, Codec
 from ._core import FANOUT_TOOL, PARK_TOOL, STATS_TOOL, Target, Workload, check_echo
 from ._era import SAMPLING_ANSWER, stamp, with_input_rounds
 
@@ -56,8 +57,11 @@ class _Waiter:
 class LineClient:
     """Requests over ``send(line)``; :meth:`read` consumes the answer lines."""
 
-    def __init__(self, send: Callable[[str], Awaitable[None]], era: str = "handshake") -> None:
+    def __init__(
+        self, send: Callable[[Any], Awaitable[None]], era: str = "handshake", codec: Codec = LINES
+    ) -> None:
         self.send = send
+        self.codec = codec
         self.stateless = era == "stateless"
         self.waiters: dict[int, _Waiter] = {}
         self.ids = itertools.count(1)
@@ -74,7 +78,7 @@ class LineClient:
         self.waiters.clear()
 
     async def read(
-        self, lines: AsyncIterator[str], why_ended: Callable[[], Awaitable[str]] | None = None
+        self, lines: AsyncIterator[Any], why_ended: Callable[[], Awaitable[str]] | None = None
     ) -> None:
         """Route every line read: answers to their caller, requests to :meth:`_reply`.
         When the lines end, the waiting callers fail (:meth:`close`) with what
@@ -88,8 +92,8 @@ class LineClient:
                     why = await why_ended()
             self.close(why)
 
-    async def _route(self, lines: AsyncIterator[str]) -> None:
-        loads, waiters = json.loads, self.waiters
+    async def _route(self, lines: AsyncIterator[Any]) -> None:
+        loads, waiters = self.codec.loads, self.waiters
         async for line in lines:
             message = loads(line)
             if "method" in message:
@@ -110,7 +114,7 @@ class LineClient:
             reply["result"] = {}
         else:
             reply["error"] = {"code": -32601, "message": f"no {method}"}
-        await self.send(json.dumps(reply) + "\n")
+        await self.send(self.codec.dumps(reply))
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """One request; on cancellation, tell the server before giving up."""
@@ -121,14 +125,14 @@ class LineClient:
         if self.stateless:
             params = stamp(params)
         line = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        await self.send(json.dumps(line) + "\n")
+        await self.send(self.codec.dumps(line))
         try:
             await waiter.event.wait()
         except trio.Cancelled:
             self.waiters.pop(request_id, None)
             note = {"method": "notifications/cancelled", "params": {"requestId": request_id}}
             with trio.CancelScope(shield=True):
-                await self.send(json.dumps({"jsonrpc": "2.0", **note}) + "\n")
+                await self.send(self.codec.dumps({"jsonrpc": "2.0", **note}))
             raise
         if not waiter.answer:
             raise ServerGone(f"{self.gone} before answering {method}")
@@ -143,8 +147,7 @@ class LineClient:
         answer = await self.request("initialize", params)
         if "result" not in answer:
             raise AssertionError(f"initialize failed: {answer}")
-        await self.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        await self.send("\n")
+        await self.send(self.codec.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
 
     async def target(self, workload: Workload, *, ours: bool) -> Target:
         """The target over this client; ``ours``: the server has the benchmark tools."""

@@ -20,6 +20,7 @@ REGISTRY = {
     "sdk": "_impl_sdk:IMPLEMENTATION",
     "sdk-json": "_impl_sdk:JSON_MODE",
     "floor": "_impl_floor:FLOOR",
+    "floor-objects": "_impl_floor:FLOOR_OBJECTS",
     "raw-trimcp": "_impl_floor:RAW_TRIMCP",
     "raw-sdk": "_impl_floor:RAW_SDK",
     "external": "_impl_floor:EXTERNAL",
@@ -29,7 +30,7 @@ TRANSPORTS = ("memory", "stdio", "http", "websocket")
 
 #: What runs by default on each transport.
 DEFAULT_BY_TRANSPORT = {
-    "memory": ("trimcp", "sdk", "floor"),
+    "memory": ("trimcp", "sdk", "floor", "floor-objects"),
     "stdio": ("trimcp", "sdk", "floor", "raw-trimcp", "raw-sdk"),
     "http": (
         "trimcp",

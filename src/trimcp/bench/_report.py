@@ -63,11 +63,22 @@ FIGURES: dict[str, tuple[Figure, ...]] = {
 PAIRS = (
     ("trimcp", "sdk"),
     ("trimcp", "floor"),
+    ("trimcp", "floor-objects"),
+    ("trimcp-hypercorn", "trimcp"),
     ("trimcp-json", "sdk-json"),
     ("trimcp-hypercorn", "sdk"),
     ("raw-trimcp", "raw-sdk"),
     ("raw-trimcp", "floor"),
 )
+
+
+def pairs_of(names: Sequence[str]) -> list[tuple[str, str]]:
+    """The :data:`PAIRS` among ``names``, then each ``NAME@base`` against ``NAME``
+    (a version of trimcp against the baseline it changes, see ``--baseline``)."""
+    present = set(names)
+    pairs = [(a, b) for a, b in PAIRS if a in present and b in present]
+    pairs += [(n.removesuffix("@base"), n) for n in names if n.endswith("@base")]
+    return [(a, b) for a, b in pairs if a in present]
 
 
 def eras_of(results: dict[str, Any]) -> list[str]:
@@ -144,7 +155,7 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
             row: dict[str, Any] = {
                 n: _scaled(table[n, level], scale) for n in names if (n, level) in table
             }
-            for a, b in PAIRS:
+            for a, b in pairs_of(names):
                 ratio = _ratio(table, a, b, level)
                 if ratio is not None:
                     row[f"{a}/{b}"] = ratio
@@ -179,7 +190,7 @@ def render(results: dict[str, Any]) -> str:
                 lines.append(f"  {'':<16} (no MCP, no era: the same run in every era's block)")
     for transport, metric, (title, _fig, scale, fmt), names, levels, table in _tables(results):
         shown = [n for n in names if any((n, level) in table for level in levels)]
-        pairs = [(a, b) for a, b in PAIRS if a in shown and b in shown]
+        pairs = pairs_of(shown)
         header = ["n" if metric != "throughput" else "in flight", *shown]
         header += [f"{a}/{b}" for a, b in pairs]
         body = []
@@ -206,6 +217,9 @@ def render(results: dict[str, Any]) -> str:
         }
     )
     errors = [f"{where(r)}: {r['error']}" for r in results["samples"] if "error" in r]
+    notes = _notes(results)
+    if notes:
+        lines += ["", "notes:", *(f"  {n}" for n in notes)]
     if unsupported:
         lines += ["", "not measured:", *(f"  {u}" for u in unsupported)]
     if errors:
@@ -215,6 +229,24 @@ def render(results: dict[str, Any]) -> str:
         "ratios are a's median / b's: above 1 is better for calls/s, below 1 for the rest",
     ]
     return "\n".join(lines)
+
+
+def _notes(results: dict[str, Any]) -> list[str]:
+    """What a reader needs next to the ratios: which floor is comparable where, and the
+    JSON codec each implementation ran with (a floor never runs a slower one)."""
+    notes = []
+    for transport, hellos in results["implementations"].items():
+        live = {n: h for n, h in hellos.items() if h.get("available")}
+        codecs = {n: h["versions"]["codec"] for n, h in live.items() if "codec" in h["versions"]}
+        if codecs:
+            named = ", ".join(f"{n} {c}" for n, c in codecs.items())
+            notes.append(f"{transport}: JSON codec: {named}")
+        if transport == "memory" and "trimcp" in live and "floor" in live:
+            notes.append(
+                "memory: trimcp passes message objects while floor encodes JSON lines; "
+                "floor-objects passes the dicts, the comparable floor (trimcp/floor-objects)"
+            )
+    return notes
 
 
 def _cell(spread: Spread | None, scale: float, fmt: str) -> str:

@@ -24,7 +24,10 @@ from typing import IO, Any, Protocol
 from ._era import ERA_FREE
 from ._settings import Settings
 
-__all__ = ["Lines", "Progress", "Results", "Worker", "lacking", "run"]
+__all__ = ["BASELINE_SUFFIX", "Lines", "Progress", "Results", "Worker", "lacking", "run"]
+
+#: An implementation name ending in this runs from the ``--baseline`` source tree.
+BASELINE_SUFFIX = "@base"
 
 
 class Progress(Protocol):
@@ -70,18 +73,33 @@ class Worker:
         return bool(self.hello.get("available"))
 
     @classmethod
-    def start(cls, name: str, transport: str) -> Worker:
+    def start(cls, name: str, transport: str, baseline: str | None = None) -> Worker:
+        """Start ``name``'s worker; a name ending in ``@base`` runs the implementation
+        of that name from the source tree ``baseline`` (its ``src`` first on the path,
+        for its servers too), so two versions of trimcp run side by side."""
+        base, at, _ = name.partition(BASELINE_SUFFIX)
+        env = None
+        if at:
+            if not baseline:
+                return cls(name, None, {"available": False, "reason": "needs --baseline DIR"})
+            source = os.path.join(os.path.abspath(baseline), "src")
+            path = os.environ.get("PYTHONPATH")
+            env = {**os.environ, "PYTHONPATH": source + (os.pathsep + path if path else "")}
         process = subprocess.Popen(
-            [sys.executable, "-m", f"{__package__}._worker", name],
+            [sys.executable, "-m", f"{__package__}._worker", base],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env=env,
         )
         assert process.stdout is not None
         line = process.stdout.readline()
         hello: dict[str, Any] = (
             json.loads(line) if line else {"available": False, "reason": "worker died"}
         )
+        if at and hello.get("available"):
+            hello["name"] = name
+            hello["description"] = f"{hello['description']} [baseline: {baseline}]"
         if hello.get("available") and transport not in hello.get("transports", ()):
             hello = lacking(hello, transport)
             assert process.stdin is not None
@@ -170,7 +188,7 @@ def run(settings: Settings, progress: Progress) -> Results:
     for transport in settings.transports:
         names = settings.implementations[transport]
         progress.update(0, f"{transport}: starting {', '.join(names)}")
-        workers = [Worker.start(n, transport) for n in names]
+        workers = [Worker.start(n, transport, settings.baseline) for n in names]
         results.implementations[transport] = {w.name: w.hello for w in workers}
         for worker in workers:
             if not worker.available:
@@ -225,7 +243,7 @@ def _measure(
                 counter.starting(case)
                 command = settings.command(transport, metric, point, era)
                 if metric == "parked":  # a fresh process: its memory is the run's alone
-                    fresh = Worker.start(name, transport)
+                    fresh = Worker.start(name, transport, settings.baseline)
                     try:
                         answer = fresh.ask(command)
                     finally:

@@ -43,6 +43,8 @@ class Settings:
       (trimcp, default 100) to at least the level, so every call really is in flight;
       ``"default"`` keeps their defaults.
     workload: payload size and the external target's command or URL and call.
+    baseline: a source tree of another trimcp version; implementations named
+      ``NAME@base`` run from it (see :meth:`._runner.Worker.start`).
     """
 
     transports: tuple[str, ...]
@@ -58,6 +60,7 @@ class Settings:
     server_max_in_flight: str = "match"
     workload: Workload = field(default_factory=Workload)
     eras: tuple[str, ...] = (DEFAULT_ERA,)
+    baseline: str | None = None
 
     def points(self, transport: str, metric: str) -> tuple[int, ...]:
         """The x values of ``metric``: levels, or the one parked / fan-out count."""

@@ -220,7 +220,11 @@ class Client(
         ``execution.taskSupport: "required"`` (2025-11-25) is called as a task and
         followed to its end (:meth:`CoreTaskCalls.wait`, bounded by ``timeout``)."""
         self._require("tools")
-        if await self._task_required(name):
+        # The common call tests synchronously what needs a wait: a listing to learn
+        # task support (2025-11-25 servers declaring task-augmented calls) or an output
+        # schema, so that it awaits nothing but the request itself.
+        tasks = not self.era.stateless and declares_tool_tasks(self.state.server_capabilities.tasks)
+        if tasks and await self._task_required(name):
             task = await self.tasks.call_tool(name, arguments)
             result = await self.tasks.wait(task, timeout=timeout)
         else:
@@ -237,7 +241,7 @@ class Client(
                 result = await self._call_as_extension_task(name, arguments, timeout)
             else:
                 result = structure(raw, CallToolResult)
-        if validate_output:
+        if validate_output and self.output_schemas.may_check(name, result):
             await self.output_schemas.verify(
                 self.protocol_version, name, result, self.list_all_tools
             )

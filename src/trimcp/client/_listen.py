@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextvars
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -135,17 +135,21 @@ class Listeners:
             sub.id = message.id
             self._open[message.id] = sub
 
-    async def route(self, message: Message, call_next: CallNext) -> None:
-        """Client-receive middleware: hand tagged notifications to their subscription."""
-        if isinstance(message, Notification) and message.params:
+    def route(self, message: Message, call_next: CallNext) -> Awaitable[None]:
+        """Client-receive middleware: hand tagged notifications to their subscription.
+
+        A plain function returning the next layer's awaitable: every message the client
+        reads passes here, and a coroutine of its own each would be a frame per message.
+        """
+        if self._open and isinstance(message, Notification) and message.params:
             meta = message.params.get("_meta")
             tag = meta.get(SUBSCRIPTION_ID_META) if isinstance(meta, dict) else None
             sub = self._open.get(tag) if isinstance(tag, str | int) else None
             if sub is not None:
                 sub._deliver(message)
                 if message.method == ACKNOWLEDGED:
-                    return
-        await call_next(message)
+                    return _consumed()
+        return call_next(message)
 
     async def run(self, session: Session, params: dict[str, Any], sub: Subscription) -> None:
         """The listen request, for as long as it lasts (a task of ``Client.listen``)."""
@@ -166,6 +170,10 @@ class Listeners:
             if sub.id is not None:
                 self._open.pop(sub.id, None)
             sub._end(result, error)
+
+
+async def _consumed() -> None:
+    """A message the subscription consumed: nothing more to do with it."""
 
 
 def listen_params(

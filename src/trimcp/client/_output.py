@@ -146,6 +146,14 @@ class OutputSchemas:
         if errors:
             raise OutputSchemaError(name, result, [_describe(e) for e in errors])
 
+    def may_check(self, name: str, result: CallToolResult) -> bool:
+        """Whether :meth:`verify` could do anything for ``result``: a structured result
+        (perhaps of a tool not listed yet), or a tool known to declare an output schema.
+        ``False`` spares the common unstructured call a wait."""
+        if result.structured_content is not None:
+            return True
+        return self._schemas.get(name) is not None
+
     async def verify(
         self,
         version: str,

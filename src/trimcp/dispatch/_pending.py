@@ -37,13 +37,16 @@ class PendingCall:
     __slots__ = (
         "_done",
         "_waiter",
+        "deadline",
         "error",
+        "expired",
         "hard_deadline",
         "id",
         "method",
         "on_progress",
         "restart",
         "result",
+        "task",
         "timeout_scope",
     )
 
@@ -59,6 +62,12 @@ class PendingCall:
         self.restart = 0.0
         #: Progress never pushes the deadline past this.
         self.hard_deadline = float("inf")
+        #: When a call bounded by a deadline timer instead of a scope times out, and
+        #: the task that waits for it (see :meth:`expire`).
+        self.deadline = float("inf")
+        self.task: trio.lowlevel.Task | None = None
+        #: The timeout error once the deadline timer expired the call.
+        self.expired: McpError | None = None
         # One waiter, woken directly: a trio.Event would add a parking lot (an ordered
         # dict) to every request in flight.
         self._done = False
@@ -67,6 +76,11 @@ class PendingCall:
     @property
     def done(self) -> bool:
         return self._done
+
+    @property
+    def waiting(self) -> bool:
+        """A task waits in :meth:`wait` now."""
+        return self._waiter is not None
 
     def _resolve(self, result: dict[str, Any] | None, error: McpError | None) -> bool:
         if self._done:
@@ -82,6 +96,18 @@ class PendingCall:
             self._waiter = None
         return True
 
+    def expire(self, error: McpError) -> bool:
+        """The call's deadline passed before its answer came: a caller waiting for it
+        wakes with ``error`` now, one not waiting yet meets it in :meth:`wait`.
+        ``False`` if the answer came first."""
+        if self._done or self.expired is not None:
+            return False
+        self.expired = error
+        if self._waiter is not None:
+            trio.lowlevel.reschedule(self._waiter, outcome.Error(error))
+            self._waiter = None
+        return True
+
     def wait(self) -> Awaitable[dict[str, Any]]:
         """Wait for the answer; return the result or raise the error. One task waits
         (the one that sent the request); a checkpoint either way.
@@ -92,6 +118,8 @@ class PendingCall:
         """
         if self._done:
             return self._answered()
+        if self.expired is not None:
+            raise self.expired
         if self._waiter is not None:
             raise RuntimeError("another task is already waiting for this answer")
         self._waiter = trio.lowlevel.current_task()

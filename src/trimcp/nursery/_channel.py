@@ -40,6 +40,14 @@ class MessageChannel(Protocol):
       stdio clients do to end a session). The session then answers the requests it
       already read, within ``eof_grace``, before it ends. Without it, the end of input
       ends the session at once.
+    * Optionally, ``interrupt_send(task, error) -> bool`` withdraws the message ``task``
+      is waiting to send, if it was not taken for writing yet, and makes that send raise
+      ``error``; ``False`` when there is none (being written, or not waiting there). With
+      it the session bounds its outbound calls by one deadline timer instead of a
+      cancel scope per call (``nursery._deadlines``); ``None`` or absent: a scope each.
+    * Optionally, ``send_nowait(message)`` sends a message at once without waiting or
+      raises :class:`trio.WouldBlock` (and the errors of ``send``). With it, and no send
+      middleware, a request or an answer takes no scheduler round of its own.
     * ``negotiated`` tells the transport which protocol revision the session agreed on,
       for what depends on it (JSON-RPC batches in 2025-03-26, the
       ``MCP-Protocol-Version`` header on HTTP).

@@ -40,6 +40,8 @@ from ._context import HandlerContext
 from ._lifecycle import REFUSALS, Action, Event, LifecycleError, request_event
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from trimcp.dispatch import Registry, Terminal
 
     from ._lifecycle import Lifecycle
@@ -59,7 +61,7 @@ _ADMIT: Final = frozenset({Action.ACCEPT, Action.BARRIER})
 class InFlight:
     """The table entry of one inbound request."""
 
-    __slots__ = ("answered", "cancellable", "ctx", "peer_cancelled", "scope")
+    __slots__ = ("answered", "cancellable", "cause", "ctx", "peer_cancelled", "scope")
 
     def __init__(self, scope: trio.CancelScope, cancellable: bool, barrier: bool) -> None:
         self.scope = scope
@@ -67,6 +69,8 @@ class InFlight:
         self.ctx: HandlerContext | None = None
         #: Set when the request was cancelled on purpose (peer, session end): no response.
         self.peer_cancelled = False
+        #: Who cancelled it first: ``"peer"`` or ``"session_ended"`` (``None``: nobody).
+        self.cause: str | None = None
         #: A barrier's (``initialize``): set once it ended and its answer was written.
         self.answered: trio.Event | None = trio.Event() if barrier else None
 
@@ -81,6 +85,8 @@ class InboundRequests:
     lifecycle: Lifecycle
     _nursery: trio.Nursery
     _send_chain: Terminal
+    #: The channel's ``send_nowait`` when nothing stands between it and the session.
+    _send_nowait: Callable[[Message], None] | None
     _in_flight: dict[RequestId, InFlight]
     _in_flight_slots: trio.Semaphore
     _running: int
@@ -245,6 +251,16 @@ class InboundRequests:
             self._forget(request.id, entry)
 
     async def _reply(self, message: Message, *, related: RequestId | None = None) -> None:
+        put = self._send_nowait
+        if put is not None:
+            try:
+                put(message)  # the answer goes at once (a memory pair with room)
+                return
+            except trio.WouldBlock:
+                pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                logger.debug("peer gone before the answer to %r could be sent", related)
+                return
         try:
             await self._send_chain(message, related)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -262,7 +278,14 @@ class InboundRequests:
         if entry is None or not entry.cancellable:
             return  # unknown, finished or initialize: ignored, as the spec allows
         entry.peer_cancelled = True
+        entry.cause = entry.cause or "peer"
         entry.scope.cancel()
+
+    def cancelled_by(self, request_id: RequestId) -> str | None:
+        """Who cancelled inbound request ``request_id`` first, while it runs: ``"peer"``
+        (``notifications/cancelled``), ``"session_ended"``, or ``None``."""
+        entry = self._in_flight.get(request_id)
+        return entry.cause if entry is not None else None
 
 
 def _answer(request_id: RequestId, result: Any) -> Message:

@@ -17,8 +17,8 @@ shielded, time-bounded scope before the caller's scope exits.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, Unpack
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Final, Unpack, final
 
 import trio
 
@@ -29,9 +29,11 @@ from trimcp.dispatch import (
     ProgressCallback,
     RequestTimeoutError,
 )
-from trimcp.wire import Notification, Request, RequestId
+from trimcp.wire import Message, Notification, Request, RequestId
 
 from ._callbacks import CallbackQueues, ProgressInbox
+from ._channel import MessageChannel
+from ._deadlines import CallDeadlines
 from ._observer import RequestObserver, RequestOptions
 
 if TYPE_CHECKING:
@@ -46,6 +48,23 @@ logger = logging.getLogger("trimcp.session")
 CANCELLED = "notifications/cancelled"
 
 
+@final
+class _NoScope:
+    """Stands in for the timeout scope of a call the deadline timer bounds."""
+
+    __slots__ = ()
+    cancelled_caught: Final = False
+
+    def __enter__(self) -> _NoScope:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        return None
+
+
+_NO_SCOPE: Final = _NoScope()
+
+
 def closed_reason(exc: BaseException) -> str:
     return f"Connection closed: {exc}" if str(exc) else "Connection closed"
 
@@ -58,12 +77,19 @@ class OutboundRequests:
     observer: RequestObserver | None
     _pending: PendingTable
     _send_chain: Terminal
+    #: The channel's ``send_nowait`` when nothing stands between it and the session.
+    _send_nowait: Callable[[Message], None] | None
     _reverse_slots: trio.Semaphore
     #: Progress inboxes of outbound requests made with ``on_progress``, by id.
     _progress: dict[RequestId, ProgressInbox]
     _callbacks: CallbackQueues
     #: The session was ended from this side while the transport may still be up.
     _ended_locally: bool
+    channel: MessageChannel
+    _deadlines: CallDeadlines
+    #: Sends that the deadline timer can break: no send middleware, and a channel
+    #: with ``interrupt_send`` (see :mod:`._deadlines`).
+    _timed_sends: bool
 
     def request(
         self, method: str, params: dict[str, Any] | None = None, **options: Unpack[RequestOptions]
@@ -119,29 +145,32 @@ class OutboundRequests:
                 inbox = self._progress[call.id] = ProgressInbox(self.limits.max_queued_callbacks)
             wait = self.limits.request_timeout if timeout is None else timeout
             now = trio.current_time()
-            hard_deadline = now + max(wait, self.limits.max_request_timeout)
+            call.restart = wait
+            call.hard_deadline = now + max(wait, self.limits.max_request_timeout)
+            request = Request(id=call.id, method=method, params=params)
+            # Bounded by the session's deadline timer instead of a scope of its own when
+            # the timer can break every wait of the call (see ._deadlines): no progress
+            # to follow, no send middleware, a channel that can withdraw a queued send.
+            timed = inbox is None and self._timed_sends and self._deadlines.add(call, now + wait)
             sent = False
             try:
-                with trio.CancelScope(deadline=now + wait) as timeout_scope:
-                    call.timeout_scope = timeout_scope
-                    call.restart = wait
-                    call.hard_deadline = hard_deadline
-                    try:
-                        await self._send_chain(
-                            Request(id=call.id, method=method, params=params), related
-                        )
-                    except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                        raise ConnectionClosedError(closed_reason(exc)) from exc
+                scope: trio.CancelScope | _NoScope = _NO_SCOPE
+                if not timed:
+                    scope = call.timeout_scope = trio.CancelScope(deadline=now + wait)
+                with scope:
+                    await self._send_request(request, related, timed)
                     sent = True
                     if inbox is None:
                         result = await call.wait()
                     else:
                         result = await self._wait_reporting(call, inbox)
             finally:
+                if timed:
+                    self._deadlines.remove(call)
                 announce = announce_cancel and method != "initialize"
                 if sent and announce and (not call.done or self._abandoned(call)):
                     await self._send_cancel(call.id, related)
-            if timeout_scope.cancelled_caught:
+            if scope.cancelled_caught:
                 raise RequestTimeoutError(f"{method} got no answer within {wait:g} s")
             # What the peer said before answering reaches its callbacks first.
             if self._callbacks.outstanding:
@@ -151,6 +180,32 @@ class OutboundRequests:
             self._pending.release(call)
             if on_progress is not None:
                 del self._progress[call.id]
+
+    def _expire(self, call: PendingCall) -> None:
+        """The deadline timer's verdict on ``call``: it timed out (see :mod:`._deadlines`)."""
+        error = RequestTimeoutError(f"{call.method} got no answer within {call.restart:g} s")
+        waiting = call.waiting
+        task = call.task
+        if call.expire(error) and not waiting and task is not None:
+            interrupt = getattr(self.channel, "interrupt_send", None)
+            if interrupt is not None:
+                interrupt(task, error)
+
+    async def _send_request(self, request: Request, related: RequestId | None, timed: bool) -> None:
+        """Send ``request``: put at once when the channel takes it so (no scheduler round
+        for the send: the wait for the answer is the call's checkpoint)."""
+        try:
+            put = self._send_nowait if timed else None
+            if put is not None:
+                await trio.lowlevel.checkpoint_if_cancelled()
+                try:
+                    put(request)
+                    return
+                except trio.WouldBlock:
+                    pass
+            await self._send_chain(request, related)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise ConnectionClosedError(closed_reason(exc)) from exc
 
     async def _wait_reporting(self, call: PendingCall, inbox: ProgressInbox) -> dict[str, Any]:
         """Wait for ``call``'s answer, running its progress callback in this task as the

@@ -75,6 +75,7 @@ from ._callbacks import CallbackQueues, ProgressInbox
 from ._channel import MessageChannel
 from ._construction import NoPublicConstructor
 from ._context import BackgroundContext
+from ._deadlines import CallDeadlines
 from ._errors import BackgroundLimitError
 from ._inbound import InboundRequests, InFlight
 from ._lifecycle import Event, Lifecycle, LifecycleError
@@ -145,6 +146,9 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
         self._drained: trio.Event | None = None
         #: Progress inboxes of outbound requests made with ``on_progress``, by id.
         self._progress: dict[RequestId, ProgressInbox] = {}
+        self._deadlines = CallDeadlines(nursery.start_soon, self._expire)
+        self._timed_sends = False
+        self._send_nowait: Callable[[Message], None] | None = None
         self._callbacks = CallbackQueues(self, limits.max_queued_callbacks)
         self._notifier = Notifier(self, limits.max_queued_notifications)
         #: Watches requests in both directions (see :mod:`._observer`); ``None``: nobody.
@@ -164,7 +168,13 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
         self._recv_stack.watch(self._compose)
 
     def _compose(self) -> None:
-        chain = self._send_stack.compose(self._write, self, self._bound)
+        terminal = self._write
+        chain = self._send_stack.compose(terminal, self, self._bound)
+        # A send the deadline timer can break: nothing between the call and a channel
+        # that can withdraw a message still queued (see ._deadlines).
+        self._timed_sends = (
+            chain == terminal and getattr(self.channel, "interrupt_send", None) is not None
+        )
         prepare = self._prepare
         if prepare is None:
             self._send_chain = chain
@@ -174,6 +184,18 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
                 return chain(prepare(message), related)
 
             self._send_chain = prepared
+        # A send that needs no wait: nothing between the session and a channel that can
+        # take a message at once (memory pairs), so a request or an answer costs no
+        # scheduler round of its own (see _outbound and _inbound).
+        put = getattr(self.channel, "send_nowait", None) if chain == terminal else None
+        if put is None or prepare is None:
+            self._send_nowait = put
+        else:
+
+            def put_prepared(message: Message) -> None:
+                put(prepare(message))
+
+            self._send_nowait = put_prepared
         self._recv_chain = self._recv_stack.compose(self._dispatch, self, self._bound)
 
     # ------------------------------------------------------------------ introspection
@@ -378,6 +400,7 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
         self._fail_pending(reason)
         for entry in list(self._in_flight.values()):
             entry.peer_cancelled = True
+            entry.cause = entry.cause or "session_ended"
             entry.scope.cancel()
         for scope in list(self._background):
             scope.cancel()

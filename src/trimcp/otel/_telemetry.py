@@ -264,7 +264,11 @@ class _Inbound:
         ctx = self._ctx
         session = ctx.session_object
         if reply is None:
-            reason = "session_ended" if session.is_closed else "peer"
+            # Who cancelled it first: a peer's cancellation seen before the session
+            # ended is the peer's, however long the handler then took to unwind.
+            reason = session.cancelled_by(ctx.request_id)
+            if reason is None:
+                reason = "session_ended" if session.is_closed else "peer"
             outcome = Outcome("cancelled", cancel_reason=reason)
         elif isinstance(reply, ErrorResponse):
             code = reply.error.code

@@ -95,6 +95,8 @@ def fit_block(version: str, block: Any) -> Any:
     if not isinstance(block, dict):
         return block
     kind = block.get("type")
+    if kind == "text" and "_meta" not in block and "annotations" not in block:
+        return block  # plain text: every revision has it as it is
     if kind == "audio" and not supports(version, Feature.AUDIO_CONTENT):
         size = _decoded_size(block.get("data"))
         block = _as_text(block, f"[audio omitted: {block.get('mimeType')}, {size}]")

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final, final
 
 from trimcp.binding import structure, unstructure
@@ -113,16 +114,21 @@ class CachePolicy:
         return {"ttlMs": ttl, "cacheScope": scope}
 
 
-def _binding(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """What a sealed ``requestState`` is bound to: the method, its target, its arguments."""
+def _binding(method: str, params: dict[str, Any], principal: str | None) -> dict[str, Any]:
+    """What a sealed ``requestState`` is bound to: the method, its target, its arguments,
+    and the caller (with authorization: a state opens only for the caller it was sealed
+    for)."""
     target = params.get("uri") if method == "resources/read" else params.get("name")
     arguments = params.get("arguments")
     text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
-    return {
+    binding = {
         "method": method,
         "target": target if isinstance(target, str) else None,
         "arguments": hashlib.sha256(text.encode()).hexdigest(),
     }
+    if principal is not None:
+        binding["principal"] = principal
+    return binding
 
 
 @final
@@ -133,10 +139,21 @@ class EraFront:
         self.server = server
         self.sealer = sealer
         self.cache = cache
+        self._versions: tuple[str, ...] = ()
+        self._versions_of: tuple[str, ...] | None = None
+        self._last_caps: tuple[object, ClientCapabilities | None] = (None, None)
+        self._last_info: tuple[object, Implementation | None] = (None, None)
+        self._info: tuple[object, dict[str, Any]] = (None, {})
 
     @property
     def versions(self) -> tuple[str, ...]:
-        return tuple(v for v in self.server.supported_versions if v in STATELESS_VERSIONS)
+        """The stateless-era revisions the server serves (recomputed only when its
+        ``supported_versions`` changes: every request asks)."""
+        supported = self.server.supported_versions
+        if supported is not self._versions_of:
+            self._versions = tuple(v for v in supported if v in STATELESS_VERSIONS)
+            self._versions_of = supported
+        return self._versions
 
     def is_stateless(self, ctx: HandlerContext, method: str) -> bool:
         return self._stateless_on(ctx.session_object.channel, method, ctx.params)
@@ -176,16 +193,29 @@ class EraFront:
 
     # ------------------------------------------------------------------ stateless
     def _state(self, meta: RequestMeta) -> SessionState:
-        try:
-            capabilities = structure(meta.client_capabilities, ClientCapabilities)
-        except Exception as exc:
-            raise McpError(INVALID_PARAMS, f"Invalid params: clientCapabilities: {exc}") from None
-        info: Implementation | None = None
-        if meta.client_info is not None:
+        # A client sends the same capabilities and info with every request: the last
+        # ones structured are reused while they compare equal (a dict compare costs a
+        # fraction of structuring).
+        raw_caps = meta.client_capabilities
+        if raw_caps != self._last_caps[0] or self._last_caps[1] is None:
             try:
-                info = structure(meta.client_info, Implementation)
+                self._last_caps = (raw_caps, structure(raw_caps, ClientCapabilities))
+            except Exception as exc:
+                raise McpError(
+                    INVALID_PARAMS, f"Invalid params: clientCapabilities: {exc}"
+                ) from None
+        capabilities = self._last_caps[1]
+        assert capabilities is not None
+        info: Implementation | None = None
+        raw_info = meta.client_info
+        if raw_info is not None and raw_info == self._last_info[0]:
+            info = self._last_info[1]
+        elif raw_info is not None:
+            try:
+                info = structure(raw_info, Implementation)
             except Exception:
                 info = None  # self-reported and informational: never a reason to refuse
+            self._last_info = (raw_info, info)
         server = self.server
         return SessionState(
             protocol_version=meta.protocol_version,
@@ -214,11 +244,12 @@ class EraFront:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
         ctx.state = self._state(meta)
         inputs: InputRound | None = None
-        binding: dict[str, Any] | None = None
+        binding: Callable[[], dict[str, Any]] | None = None
         if method in MRTR_METHODS:
-            binding = _binding(method, raw)
-            if ctx.principal is not None:  # a state opens only for the caller it was sealed for
-                binding["principal"] = ctx.principal.identity
+            # Bound lazily: only a requestState to open or to seal needs the binding
+            # (the hash of the arguments), and most calls have neither.
+            principal = ctx.principal.identity if ctx.principal is not None else None
+            binding = partial(_binding, method, raw, principal)
             inputs = self._answers(binding, raw)
             ctx.extension = inputs
             raw = {k: v for k, v in raw.items() if k not in ("inputResponses", "requestState")}
@@ -241,7 +272,7 @@ class EraFront:
             if not only_input_required(exc):
                 raise strip_input_required(exc) from None
             assert binding is not None
-            token = self.sealer.seal(binding, {"answers": inputs.answers})
+            token = self.sealer.seal(binding(), {"answers": inputs.answers})
             return self._finish(method, inputs.result(token))
         return self._finish(method, result)
 
@@ -257,7 +288,7 @@ class EraFront:
         if tool is not None:
             check_param_headers(tool.tool.input_schema, params.get("arguments"), headers)
 
-    def _answers(self, binding: dict[str, Any], params: dict[str, Any]) -> InputRound:
+    def _answers(self, binding: Callable[[], dict[str, Any]], params: dict[str, Any]) -> InputRound:
         """The input round of this run: the sealed answers of earlier rounds, and this
         retry's ``inputResponses`` (checked when the handler asks for them)."""
         responses = params.get("inputResponses")
@@ -269,7 +300,7 @@ class EraFront:
         if not isinstance(token, str):
             raise McpError(INVALID_PARAMS, "Invalid params: requestState must be a string")
         try:
-            data = self.sealer.open(binding, token)
+            data = self.sealer.open(binding(), token)
         except RequestStateError as exc:
             raise McpError(
                 INVALID_PARAMS, f"Invalid params: requestState refused ({exc})"
@@ -292,5 +323,9 @@ class EraFront:
         return out
 
     def _server_info(self) -> dict[str, Any]:
-        info: dict[str, Any] = unstructure(self.server.info)
-        return info
+        """The server's ``Implementation`` as JSON, unstructured again only when it is
+        replaced (each result gets a copy: handlers' results are theirs to keep)."""
+        info = self.server.info
+        if info is not self._info[0]:
+            self._info = (info, unstructure(info))
+        return dict(self._info[1])

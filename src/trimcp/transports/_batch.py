@@ -1,19 +1,25 @@
 """Coalesced writes: many senders, one byte stream, one write per burst.
 
 Used by the NDJSON streams (stdio) and the WebSocket connection. A sender hands its
-encoded bytes to :meth:`WriteBatcher.submit`; they are queued in call order, and
-whoever then holds the write lock writes everything queued by then in one call. A
-sender whose bytes went out with an earlier batch returns at once; a sender cancelled
-before its bytes were taken withdraws them, and one already cancelled when it calls
-never queues them. Nothing waits to fill a batch: a batch is
-what queued while the previous write was going out, so a lone message is written at
-once (a version that yielded under the lock to gather more made bursts travel as
-convoys). A sender cancelled after its bytes were taken returns normally: they are on
-their way, and a caller told otherwise would act as if they were never sent.
+encoded bytes to :meth:`WriteBatcher.submit`. With no write going on it writes them at
+once (a lone message waits for nothing). Otherwise they join the *open batch*, in call
+order, and the sender parks on that batch. When a write ends, its batch's senders are
+all woken at once, and the first sender of the open batch is woken to write that batch
+whole, in one call: so a batch is what queued while the previous write was going out,
+and each sender is woken once, whatever the batch's size.
+
+A sender cancelled before its batch was taken withdraws its bytes, and one already
+cancelled when it calls never queues them; so does one that
+:meth:`WriteBatcher.interrupt` stops with an error (a call's deadline passed while it
+waited to be written). A sender cancelled after its bytes were taken returns normally:
+they are on their way, and a caller told otherwise would act as if they were never
+sent.
 
 Why: a write per message was a third of a busy server's time, and each write to a pipe
 or socket wakes the peer; a burst of answers, or the ``notifications/cancelled`` of a
-thousand abandoned calls, now costs one.
+thousand abandoned calls, costs one. And why a batch is woken as a whole: a lock
+handed from sender to sender wakes one sender per scheduler pass, so a batch of a
+hundred took a hundred passes (a convoy) where it now takes one.
 
 The transport supplies ``write`` (what to do with a batch, including how a failure
 breaks it) and ``check`` (raise if an earlier batch failed: the bytes it carried are
@@ -23,56 +29,136 @@ lost, so its other senders must fail too).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import final
+from typing import Final, final
 
+import outcome
 import trio
 
 __all__ = ["WriteBatcher"]
 
+#: States of a batch: its senders queue, then one is woken to write it (its turn),
+#: then it is being written, then written or failed.
+_OPEN: Final = 0
+_TURN: Final = 1
+_TAKEN: Final = 2
+_WRITTEN: Final = 3
+_FAILED: Final = 4
+
+
+@final
+class _Batch:
+    __slots__ = ("items", "state", "waiters")
+
+    def __init__(self) -> None:
+        self.items: dict[int, bytes] = {}
+        #: Parked senders, in arrival order, with the key of their bytes.
+        self.waiters: dict[trio.lowlevel.Task, int] = {}
+        self.state = _OPEN
+
+    async def park(self, mine: int) -> None:
+        task = trio.lowlevel.current_task()
+        self.waiters[task] = mine
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            del self.waiters[task]
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
+
+    def wake_all(self) -> None:
+        for task in self.waiters:
+            trio.lowlevel.reschedule(task)
+        self.waiters.clear()
+
+    def wake_first(self) -> None:
+        task = next(iter(self.waiters))
+        del self.waiters[task]
+        trio.lowlevel.reschedule(task)
+
 
 @final
 class WriteBatcher:
-    """The queue and lock of one stream's writers; see the module doc.
+    """The open batch and the write in progress of one stream; see the module doc.
 
     Bounded by its senders: each queues one item and waits until it is written.
     """
 
-    __slots__ = ("_check", "_lock", "_seq", "_unsent", "_write")
+    __slots__ = ("_check", "_open", "_seq", "_write", "_writing")
 
     def __init__(
         self, write: Callable[[bytes], Awaitable[None]], check: Callable[[], None]
     ) -> None:
         self._write = write
         self._check = check
-        self._lock = trio.StrictFIFOLock()
-        self._unsent: dict[int, bytes] = {}
+        self._open = _Batch()
+        self._writing = False
         self._seq = 0
 
     async def submit(self, data: bytes) -> None:
         """Return once ``data`` was written (alone or with others), or raise."""
-        # Checked before queueing: Trio's cancellation check (the lock's, below) yields
-        # before it raises, and in that yield the lock holder takes whatever is queued
-        # into its batch. A sender already cancelled (a subscription torn down, say)
-        # would then have its bytes written and return normally, as if sent before.
+        # Checked before queueing: a sender already cancelled (a subscription torn
+        # down, say) must not have its bytes taken into a batch and return normally,
+        # as if sent before its cancellation.
         await trio.lowlevel.checkpoint_if_cancelled()
+        batch = self._open
         self._seq += 1
         mine = self._seq
-        self._unsent[mine] = data
-        try:
-            async with self._lock:
-                await trio.lowlevel.checkpoint_if_cancelled()
-                self._check()  # an earlier batch failed, perhaps with these bytes in it
-                if mine not in self._unsent:
-                    return  # it went out with an earlier batch
-                unsent = self._unsent
-                batch = data if len(unsent) == 1 else b"".join(unsent.values())
-                unsent.clear()
-                await self._write(batch)
-        except trio.Cancelled:
-            if self._unsent.pop(mine, None) is not None:
-                raise  # withdrawn: never written
-            # Cancelled while waiting for the lock, after an earlier holder took these
-            # bytes into its batch: the send went ahead, so it must not look like it
-            # failed (a request would then never be followed by its cancellation).
-            # The caller meets its cancellation at its next checkpoint.
+        batch.items[mine] = data
+        if not self._writing:
+            self._writing = True
+            await self._write_open(data)
             return
+        try:
+            await batch.park(mine)
+        except trio.Cancelled:
+            if batch.state <= _TURN:
+                del batch.items[mine]
+                raise  # withdrawn: never written
+            # Cancelled after a writer took these bytes into its batch: the send went
+            # ahead, so it must not look like it failed (a request would then never be
+            # followed by its cancellation). The caller meets its cancellation at its
+            # next checkpoint.
+            return
+        state = batch.state
+        if state == _TURN:
+            await self._write_open(None)
+        elif state == _FAILED:
+            self._check()
+            raise trio.BrokenResourceError("the write carrying this message failed")
+
+    async def _write_open(self, lone: bytes | None) -> None:
+        """Write the open batch (its turn came, or nothing else was writing), wake its
+        senders, then hand the next batch to its first sender."""
+        batch = self._open
+        self._open = _Batch()
+        batch.state = _TAKEN
+        items = batch.items
+        try:
+            self._check()  # an earlier batch failed: these bytes cannot follow it
+            await self._write(lone if lone is not None else b"".join(items.values()))
+        except BaseException:
+            batch.state = _FAILED
+            raise
+        else:
+            batch.state = _WRITTEN
+        finally:
+            items.clear()
+            batch.wake_all()
+            following = self._open
+            if following.items:
+                following.state = _TURN
+                following.wake_first()
+            else:
+                self._writing = False
+
+    def interrupt(self, task: trio.lowlevel.Task, error: BaseException) -> bool:
+        """If ``task`` waits with bytes not yet taken, withdraw them and make its
+        :meth:`submit` raise ``error``; ``False`` if it does not (its bytes are being
+        written, or it is not waiting here)."""
+        batch = self._open
+        mine = batch.waiters.pop(task, None)
+        if mine is None:
+            return False
+        del batch.items[mine]
+        trio.lowlevel.reschedule(task, outcome.Error(error))
+        return True

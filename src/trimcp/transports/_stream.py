@@ -96,6 +96,11 @@ class StreamChannel:
         self._check_output()
         await self._batcher.submit(self._connection.send(message))
 
+    def interrupt_send(self, task: trio.lowlevel.Task, error: BaseException) -> bool:
+        """Withdraw ``task``'s line if it still waits to be written, and make its send
+        raise ``error`` (see :class:`~trimcp.nursery.MessageChannel`)."""
+        return self._batcher.interrupt(task, error)
+
     def _check_output(self) -> None:
         if self._output_failure is not None:
             raise trio.BrokenResourceError(self._output_failure)

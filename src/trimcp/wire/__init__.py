@@ -8,6 +8,7 @@ Decoding entry points (:func:`decode`, :meth:`Connection.next_event`, :meth:`SSE
 raise nothing but :class:`RemoteProtocolError`, whose ``error_hint`` is the reply to send.
 """
 
+from ._codec import JSON_CODEC as JSON_CODEC
 from ._codec import decode as decode
 from ._codec import decode_value as decode_value
 from ._codec import encode as encode
@@ -55,6 +56,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "JSON_CODEC",
     "METHOD_NOT_FOUND",
     "MISSING_CLIENT_CAPABILITY",
     "NEED_DATA",

@@ -190,6 +190,9 @@ def to_value(message: Message) -> dict[str, Any]:
     raise LocalProtocolError(f"cannot encode {type(message).__name__}: not a wire message")
 
 
+#: The JSON codec messages are read and written with (named in benchmark reports).
+JSON_CODEC: Final = "json (stdlib)"
+
 # One C encoder built once: JSONEncoder.encode() would rebuild it on every call (~1 us). No
 # circular-reference markers: a cycle ends in RecursionError instead, which encode() reports.
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)

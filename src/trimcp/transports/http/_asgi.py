@@ -51,6 +51,7 @@ from ..websocket._asgi import serve_asgi_websocket
 from ..websocket._limits import WebSocketLimits
 from ._asgi_get import SessionRoutes
 from ._asgi_io import (
+    BODY_BUFFERED,
     ClientGone,
     Receive,
     Scope,
@@ -348,6 +349,7 @@ class StreamableHttpApp(SessionRoutes):
                 limit=self.limits.max_body_size,
                 timeout=self.limits.body_timeout,
                 reservation=reservation,
+                buffered=BODY_BUFFERED in scope.get("extensions", ()),
             )
         messages = self._decode(body, channel)
         requests = [m for m in messages if isinstance(m, Request)]
@@ -393,19 +395,21 @@ class StreamableHttpApp(SessionRoutes):
         if not isinstance(message, Request):
             raise HttpError(400, "Invalid Request: a client sends no responses in this era")
         check_modern_post(message, headers, self.supported_versions)
-        channel = self.manager.create(stateless=True, resumable=False)
-        channel.stateless_era = True
+        manager = self.manager
+        # A subscription is named by its request's id in every notification of its
+        # stream, and lives as long as the stream: it gets a session of its own, as
+        # before. Any other request borrows an idle one (take_stateless).
+        listen = message.method == "subscriptions/listen"
+        channel = manager.take_stateless(pooled=not listen)
         channel.param_headers = param_headers(headers)
-        await self._serve_post(
-            channel,
-            messages,
-            [message],
-            receive,
-            send,
-            status=status_for,
-            caller=caller,
-            headers=headers,
-        )
+        if not listen:
+            inner = Request(id=manager.request_id(), method=message.method, params=message.params)
+            channel.wire_ids[inner.id] = message.id
+            message = inner
+        await serve_post(
+            channel, [message], [message], receive, send, self.limits, status_for,
+            self.draining, manager.terminate if listen else manager.recycle, caller, headers,
+        )  # fmt: skip
 
     def _decode(self, body: bytes, channel: HttpSessionChannel | None) -> list[Message]:
         version = channel.protocol_version if channel is not None else None

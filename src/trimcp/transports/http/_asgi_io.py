@@ -21,6 +21,7 @@ from ._inbound import BodyReservation
 from ._sse_stream import Outbox
 
 __all__ = [
+    "BODY_BUFFERED",
     "EAGER_ROUNDS",
     "ClientGone",
     "Receive",
@@ -48,6 +49,11 @@ RawHeaders = Sequence[tuple[bytes, bytes]]
 EAGER_ROUNDS = 6
 
 
+#: An ASGI scope extension: the server read the whole body with the head, so the first
+#: ``receive`` returns all of it at once (trimcp's h11 engine says so).
+BODY_BUFFERED = "trimcp.body.buffered"
+
+
 class ClientGone(Exception):
     """The client disconnected; nothing more can be sent on this request."""
 
@@ -68,15 +74,38 @@ async def _send(send: Send, timeout: float, *messages: MutableMapping[str, Any])
 
 
 async def read_body(
-    receive: Receive, *, limit: int, timeout: float, reservation: BodyReservation | None = None
+    receive: Receive,
+    *,
+    limit: int,
+    timeout: float,
+    reservation: BodyReservation | None = None,
+    buffered: bool = False,
 ) -> bytes:
     """The whole request body: 413 past ``limit`` bytes, 408 past ``timeout`` seconds,
-    503 when ``reservation`` (the inbound budget, :mod:`._inbound`) cannot hold it."""
+    503 when ``reservation`` (the inbound budget, :mod:`._inbound`) cannot hold it.
+
+    ``buffered``: the server already holds the whole body (:data:`BODY_BUFFERED`), so
+    the one receive cannot wait and needs no deadline.
+    """
+    if buffered:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone("disconnected while sending the body")
+        if not message.get("more_body", False):
+            body: bytes = message.get("body", b"")
+            if len(body) > limit:
+                raise HttpError(413, "Payload Too Large", close=True)
+            if reservation is not None:
+                reservation.take(len(body))
+            return body
+        first = [message]  # not all of it after all: read on, with the deadline
+    else:
+        first = []
     chunks: list[bytes] = []
     size = 0
     with trio.move_on_after(timeout) as deadline:
         while True:
-            message = await receive()
+            message = first.pop() if first else await receive()
             if message["type"] == "http.disconnect":
                 raise ClientGone("disconnected while sending the body")
             chunk = message.get("body", b"")

@@ -69,10 +69,11 @@ async def serve_post(
     request, else the requests' outbox pumped as JSON or SSE (``status`` maps a JSON
     error body's code to its HTTP status, for the stateless era). A session that ends
     before any output gives 404, or 503 while ``draining`` (a server shutting down).
-    A channel without a session id (its own session, for this POST) is given to
-    ``terminate`` at the end. ``caller`` is who sent the requests (with authorization),
-    for their handlers; the POST's ``headers`` stay readable by them too
-    (``channel.request_headers``)."""
+    A channel without a session id (a session for this POST) is given to
+    ``terminate`` at the end (which may keep it for the next, see
+    :meth:`~._sessions_manager.SessionManager.recycle`). ``caller`` is who sent the
+    requests (with authorization), for their handlers; the POST's ``headers`` stay
+    readable by them too (``channel.request_headers``)."""
     channel.busy += 1
     try:
         if not requests:
@@ -136,7 +137,7 @@ async def _answer_empty(
     else:
         error = HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND)
     if len(ids) == 1:
-        error.id = ids[0]
+        error.id = channel.wire_ids.get(ids[0], ids[0])
     else:
         error.body = batch_error_body(error, ids)
     await send_error(send, error, headers)
@@ -158,7 +159,17 @@ class _Inbox(Protocol):
 
 async def deliver_within(channel: _Inbox, message: Message, wait: float) -> None:
     """Hand ``message`` to a session within ``wait`` seconds: 404 once the session has
-    ended, 503 (``Retry-After: 1``) while it stays too busy to take it."""
+    ended, 503 (``Retry-After: 1``) while it stays too busy to take it. A queue with
+    room takes it at once, with no deadline to set up (the common case)."""
+    deliver_nowait = getattr(channel, "deliver_nowait", None)
+    if deliver_nowait is not None:
+        try:
+            deliver_nowait(message)
+            return
+        except trio.WouldBlock:
+            pass
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND) from None
     try:
         with trio.move_on_after(wait) as waited:
             await channel.deliver(message)

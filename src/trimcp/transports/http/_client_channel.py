@@ -80,13 +80,12 @@ from ._client_conn import (
     HttpTransportError,
     ResponseTooLarge,
     content_type,
-    header,
 )
-from ._client_errors import http_error, phrase, valid_session_id
+from ._client_errors import http_error, phrase, session_id_in
 from ._client_gate import RETRY, AuthGate
 from ._client_hooks import HttpRequestInfo, extra_headers
 from ._client_legacy import FALLBACK_STATUSES, LegacySse, LegacySseError
-from ._client_modern import modern_headers
+from ._client_modern import modern_headers, transport_headers
 from ._client_params import ToolHeaderTable
 from ._client_reinit import Renewal, session_expired_error
 from ._client_sse import SseReader
@@ -347,6 +346,11 @@ class HttpClientChannel:
         return reopen
 
     # ------------------------------------------------------------------ requests
+    @property
+    def hooked(self) -> bool:
+        """Whether requests get headers from a hook or an authorization layer too."""
+        return self.gate is not None or bool(self.config.headers)
+
     async def headers(
         self, method: str, message: Message | None = None, base: Headers = ()
     ) -> list[tuple[str, str]]:
@@ -355,21 +359,11 @@ class HttpClientChannel:
         A stateless-era request carries its own version (and ``Mcp-Method``/``Mcp-Name``)
         and no session id.
         """
-        out = [("User-Agent", "trimcp"), *base]
-        modern = modern_headers(message) if message is not None else None
-        if modern is not None:
-            version, more = modern
-            out.extend([("MCP-Protocol-Version", version), *more])
-            if isinstance(message, Request) and message.method == "tools/call" and message.params:
-                params = message.params
-                out.extend(
-                    self.tool_headers.headers_for(params.get("name"), params.get("arguments"))
-                )
-        else:
-            if self.session_id is not None:
-                out.append(("Mcp-Session-Id", self.session_id))
-            if self.protocol_version is not None:
-                out.append(("MCP-Protocol-Version", self.protocol_version))
+        out = transport_headers(
+            message, base, self.session_id, self.protocol_version, self.tool_headers
+        )
+        if not self.hooked:
+            return out
         info = HttpRequestInfo(method, self.config.url, message)
         out.extend(await extra_headers(self.config.headers, info))
         return out if self.gate is None else await self.gate.headers(info, out)
@@ -444,22 +438,34 @@ class HttpClientChannel:
             ("Accept", "application/json, text/event-stream"),
         )
         gate = self.gate
-        info = HttpRequestInfo("POST", self.config.url, message)
+        info = HttpRequestInfo("POST", self.config.url, message) if gate is not None else None
+        pool = self.pool
         for retries_left in range(self.config.max_auth_retries, -1, -1):
-            headers = await self.headers("POST", message, base)
+            if self.hooked:
+                headers = await self.headers("POST", message, base)
+            else:  # the common case awaits nothing before the connection
+                headers = transport_headers(
+                    message, base, self.session_id, self.protocol_version, self.tool_headers
+                )
             for attempt in (0, 1):
                 try:
-                    async with self.pool.checkout(fresh=attempt > 0) as conn:
-                        await conn.send_request("POST", self.pool.origin, headers, body)
+                    # The checkout without its context manager (the hot path of every
+                    # call); the connection goes back in the finally below.
+                    conn = await pool.acquire(fresh=attempt > 0)
+                    try:
+                        await conn.send_request("POST", pool.origin, headers, body)
                         status.started()
                         # Not bound here: a parked call's stream would keep the head alive.
                         response = await conn.receive_response()
                         if gate is None or not gate.is_challenge(response):
                             if gate is not None:
+                                assert info is not None
                                 gate.observe(info, response)
                             return await self._on_response(message, conn, response, sent, bounce)
                         challenge = await gate.read(conn, response)
                         break
+                    finally:
+                        await pool.release(conn)
                 except HttpTransportError as exc:
                     if exc.stale and attempt == 0:
                         logger.debug("stale keep-alive connection, retrying: %s", exc)
@@ -469,6 +475,7 @@ class HttpClientChannel:
                         raise trio.BrokenResourceError(self.failure) from exc
                     return None
             assert gate is not None
+            assert info is not None
             verdict = await gate.answer(info, gate.sent(headers), challenge, retries_left)
             if verdict is RETRY:
                 continue
@@ -571,13 +578,7 @@ class HttpClientChannel:
             await self.fail(request_id, error)
 
     def take_session_id(self, response: h11.Response) -> None:
-        value = header(response, b"mcp-session-id")
-        if value is None:
-            return
-        if valid_session_id(value):
-            self.session_id = value
-        else:
-            logger.warning("ignoring an invalid Mcp-Session-Id from the server")
+        self.session_id = session_id_in(response) or self.session_id
 
     def start_listening(self) -> None:
         version = self.protocol_version

@@ -239,7 +239,8 @@ class HttpConnection:
 
 @final
 class ConnectionPool:
-    """At most ``max_connections`` live connections to one origin; ``max_idle`` kept alive.
+    """At most ``max_connections`` live connections to one origin; ``max_idle`` kept alive
+    (more while checkouts wait: a connection given back then is kept for them).
 
     ``checkout()`` waits while all connections are busy (an SSE response holds its
     connection for the whole stream). At most ``max_connecting`` connections are being
@@ -333,17 +334,38 @@ class ConnectionPool:
     @asynccontextmanager
     async def checkout(self, *, fresh: bool = False) -> AsyncIterator[HttpConnection]:
         """A connection for one exchange; reused afterwards only if the exchange completed."""
+        conn = await self.acquire(fresh=fresh)
+        try:
+            yield conn
+        finally:
+            await self.release(conn)
+
+    async def acquire(self, *, fresh: bool = False) -> HttpConnection:
+        """:meth:`checkout` without a context manager: every ``acquire`` is followed by
+        one :meth:`release` of the connection it returned, whatever happens."""
         if self._closed:
             raise trio.ClosedResourceError("the HTTP client is closed")
-        async with self._slots:
-            conn = await self._take(fresh)
-            try:
-                yield conn
-            finally:
-                await self._put_back(conn)
+        await self._slots.acquire()
+        try:
+            return await self._take(fresh)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    async def release(self, conn: HttpConnection) -> None:
+        """Give back a connection :meth:`acquire` returned (reused only if its exchange
+        completed)."""
+        try:
+            await self._put_back(conn)
+        finally:
+            self._slots.release()
 
     async def _put_back(self, conn: HttpConnection) -> None:
-        if conn.reusable and not self._closed and len(self._idle) < self._max_idle:
+        # Kept beyond max_idle while checkouts wait for a connection: one of them takes
+        # it next. Closing it would make that one open a new connection (a connect and
+        # an accept per call under load, where a pool of 32 served 100 callers).
+        busy = self._slots.statistics().tasks_waiting > 0
+        if conn.reusable and not self._closed and (busy or len(self._idle) < self._max_idle):
             conn.next_cycle()
             self._idle.append(conn)
             self._waiting.unpark()

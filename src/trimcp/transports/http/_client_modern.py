@@ -11,13 +11,15 @@ surrounding whitespace, or that looks like the encoding itself, goes as
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from trimcp.wire import Message, Request
 
+from ._client_params import ToolHeaderTable
 from ._header_values import NAME_PARAM, encode_header_value
 
-__all__ = ["VERSION_META", "encode_header_value", "modern_headers"]
+__all__ = ["VERSION_META", "encode_header_value", "modern_headers", "transport_headers"]
 
 VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
 
@@ -36,3 +38,30 @@ def modern_headers(message: Message) -> tuple[str, list[tuple[str, str]]] | None
     if isinstance(name, str):
         headers.append(("Mcp-Name", encode_header_value(name)))
     return version, headers
+
+
+def transport_headers(
+    message: Message | None,
+    base: Sequence[tuple[str, str]],
+    session_id: str | None,
+    protocol_version: str | None,
+    tool_headers: ToolHeaderTable,
+) -> list[tuple[str, str]]:
+    """The headers of one HTTP request that the transport sets itself: ``base``, then a
+    stateless-era request's own version (and ``Mcp-Method``, ``Mcp-Name``, a tool's
+    ``Mcp-Param-*``) with no session id, or else the session id and the negotiated
+    version."""
+    out = [("User-Agent", "trimcp"), *base]
+    modern = modern_headers(message) if message is not None else None
+    if modern is not None:
+        version, more = modern
+        out.extend([("MCP-Protocol-Version", version), *more])
+        if isinstance(message, Request) and message.method == "tools/call" and message.params:
+            params = message.params
+            out.extend(tool_headers.headers_for(params.get("name"), params.get("arguments")))
+    else:
+        if session_id is not None:
+            out.append(("Mcp-Session-Id", session_id))
+        if protocol_version is not None:
+            out.append(("MCP-Protocol-Version", protocol_version))
+    return out

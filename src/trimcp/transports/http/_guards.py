@@ -67,34 +67,45 @@ class Headers:
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
         # The scope's own list, looked up when asked: a request parked in a handler
-        # keeps no decoded copy of its headers alive.
-        self._raw: Sequence[tuple[bytes, bytes]] = raw if isinstance(raw, Sequence) else list(raw)
-        self.size = sum(len(name) + len(value) for name, value in self._raw)
+        # keeps no decoded copy of its headers alive. ASGI servers send names in lower
+        # case (h11 and hypercorn do); a list with any other name is folded once here,
+        # so that every lookup compares bytes as they are.
+        pairs: Sequence[tuple[bytes, bytes]] = raw if isinstance(raw, Sequence) else list(raw)
+        if any(not name.islower() and name.lower() != name for name, _ in pairs):
+            pairs = [(name.lower(), value) for name, value in pairs]
+        self._raw = pairs
+        self.size = sum(len(name) + len(value) for name, value in pairs)
 
     def get(self, name: str) -> str | None:
         """The first value of header ``name`` (given lower-case), or ``None``."""
-        key = name.encode("latin-1")
-        size = len(key)
+        key = _key(name)
         for raw_name, value in self._raw:
-            # Names are compared as bytes, and only those of the right length are
-            # folded: a POST looks up a handful of headers, each over the whole list.
-            if len(raw_name) == size and raw_name.lower() == key:
+            if raw_name == key:
                 return value.decode("latin-1")
         return None
 
     def names(self) -> list[str]:
         """Every header name present (lower-case)."""
-        return list(dict.fromkeys(name.decode("latin-1").lower() for name, _ in self._raw))
+        return list(dict.fromkeys(name.decode("latin-1") for name, _ in self._raw))
 
     def get_all(self, name: str) -> list[str]:
         """Every value of header ``name`` (given lower-case), in order."""
+        key = _key(name)
+        return [value.decode("latin-1") for raw_name, value in self._raw if raw_name == key]
+
+
+_KEYS: dict[str, bytes] = {}
+
+
+def _key(name: str) -> bytes:
+    """``name`` as the bytes it is compared with (the handful of names looked up are
+    encoded once)."""
+    key = _KEYS.get(name)
+    if key is None:
         key = name.encode("latin-1")
-        size = len(key)
-        return [
-            value.decode("latin-1")
-            for raw_name, value in self._raw
-            if len(raw_name) == size and raw_name.lower() == key
-        ]
+        if len(_KEYS) < 256:  # a bound, whatever names callers ask for
+            _KEYS[name] = key
+    return key
 
 
 def check_framing(headers: Headers, max_header_bytes: int) -> None:

@@ -36,7 +36,7 @@ import trio
 
 from .._readable import wait_for_bytes
 from ..websocket._limits import WebSocketLimits
-from ._asgi_io import Scope
+from ._asgi_io import BODY_BUFFERED, Scope
 from ._connections import Ticket
 from ._h11_websocket import H11WebSocket, is_websocket_upgrade
 from ._server_limits import HttpServerLimits
@@ -101,6 +101,7 @@ class H11Connection:
         "head_only",
         "head_sent",
         "limits",
+        "prefetched",
         "server",
         "started",
         "stream",
@@ -137,6 +138,8 @@ class H11Connection:
         self.head_sent = False
         self.complete = False
         self.done_event: trio.Event | None = None
+        #: The body (or its first part) read with the head, for the app's first receive.
+        self.prefetched: MutableMapping[str, Any] | None = None
 
     # ------------------------------------------------------------------ the loop
     async def run(self) -> bool:
@@ -156,6 +159,8 @@ class H11Connection:
                 return False
             scope = self._scope(request)
             request = None  # a parked request keeps only its scope, not the parsed head
+            if self._prefetch_body():
+                scope["extensions"][BODY_BUFFERED] = {}
             await self._serve(scope)
             if self.broken:
                 return False
@@ -196,6 +201,34 @@ class H11Connection:
         if isinstance(event, h11.Request):
             return event
         return None  # ConnectionClosed
+
+    def _prefetch_body(self) -> bool:
+        """Take the body bytes read with the head (no I/O): the app's first receive
+        gets them at once. ``True`` when the whole body is here, which the scope then
+        says (:data:`BODY_BUFFERED`): the app reads it with no deadline to set up."""
+        conn = self.h11
+        if conn.they_are_waiting_for_100_continue:
+            return False
+        chunks: list[bytes] = []
+        while True:
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError:
+                return False  # the app's receive meets it again, and it is answered 400
+            if isinstance(event, h11.Data):
+                chunks.append(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage):
+                self.body_done = True
+                self.prefetched = {"type": "http.request", "body": b"".join(chunks)}
+                return True
+            elif event is h11.NEED_DATA:
+                if chunks:
+                    body = b"".join(chunks)
+                    self.prefetched = {"type": "http.request", "body": body, "more_body": True}
+                return False
+            else:  # ConnectionClosed or PAUSED cannot come mid-body
+                self.broken = True
+                return False
 
     def _timeout(self, began: bool) -> float:
         if self.ticket is not None:
@@ -308,6 +341,11 @@ class H11Connection:
 
     # ------------------------------------------------------------------ ASGI receive
     async def _receive(self) -> MutableMapping[str, Any]:
+        prefetched = self.prefetched
+        if prefetched is not None:
+            self.prefetched = None
+            await trio.lowlevel.checkpoint()
+            return prefetched
         if self.complete or self.broken:
             return _DISCONNECT
         if not self.body_done:

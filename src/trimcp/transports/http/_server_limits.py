@@ -44,6 +44,10 @@ class HttpServerLimits:
         address (an IPv6 /64), or one authenticated caller when the app has an
         authorization layer (``auth=``). Beyond it that client's ``initialize`` gets 429 with
         ``Retry-After``; other clients are not affected.
+      stateless_pool: idle sessions kept for stateless-era POSTs (default 32): a POST
+        of that era is served by one of them and gives it back once answered, instead
+        of building and ending a session of its own; 0 keeps none. They count towards
+        ``max_sessions``, and give way first when the table is full.
       handshake_timeout: seconds a session opened by ``initialize`` may go without
         ``notifications/initialized`` (default 10); then it ends (later requests get
         404).
@@ -112,6 +116,7 @@ class HttpServerLimits:
     max_header_bytes: int = attrs.field(default=16 * 1024, validator=_positive)
     max_sessions: int = attrs.field(default=1024, validator=_positive)
     max_sessions_per_client: int = attrs.field(default=64, validator=_positive)
+    stateless_pool: int = attrs.field(default=32, validator=attrs.validators.ge(0))
     handshake_timeout: float = attrs.field(default=10.0, validator=_positive)
     retry_after: int = attrs.field(default=5, validator=_positive)
     session_idle_timeout: float = attrs.field(default=1800.0, validator=_positive)

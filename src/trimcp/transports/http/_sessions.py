@@ -44,14 +44,14 @@ for what involves the other processes (:mod:`._shared_channel`); without one, no
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import final
 
+import attrs
 import trio
 
 from trimcp.nursery import Caller
 from trimcp.wire import (
-    ErrorObject,
     ErrorResponse,
     Message,
     Notification,
@@ -66,6 +66,7 @@ from ._budget import ByteBudget
 from ._event_store import EventStore
 from ._guards import SERVER_ERROR, Headers, HttpError
 from ._handshake import note_initialized
+from ._request_stream import RequestStream, over_budget
 from ._server_limits import HttpServerLimits
 from ._shared_channel import SharedRouting
 from ._sse_stream import Outbox
@@ -76,58 +77,6 @@ logger = logging.getLogger("trimcp.http.server")
 
 #: Stream id of the standalone (GET) stream; request streams count up from 1.
 STANDALONE = "0"
-
-
-@final
-class RequestStream:
-    """The stream of one POST: the requests it carried, who sent them (the caller its
-    credentials named, with authorization) and where their output goes."""
-
-    __slots__ = (
-        "batch",
-        "caller",
-        "collected",
-        "headers",
-        "ids",
-        "mode",
-        "outbox",
-        "pending",
-        "reverse",
-        "stream_id",
-    )
-
-    def __init__(
-        self,
-        stream_id: str,
-        request_ids: Iterable[RequestId],
-        batch: bool,
-        caller: Caller | None = None,
-        headers: Headers | None = None,
-    ) -> None:
-        self.stream_id = stream_id
-        self.caller = caller
-        #: The POST's request headers, for the handlers of its requests.
-        self.headers = headers
-        self.ids = tuple(request_ids)
-        self.pending: set[RequestId] = set(self.ids)
-        self.batch = batch
-        #: ``"pending"`` (undecided), ``"json"`` or ``"sse"``.
-        self.mode = "pending"
-        #: Responses of a batch, held until all arrived (JSON mode only).
-        self.collected: list[bytes] = []
-        self.outbox: Outbox | None = None
-        #: Ids of the requests the server made on this stream, not yet answered or
-        #: cancelled: the stream stays open for them.
-        self.reverse: set[RequestId] = set()
-
-    @property
-    def done(self) -> bool:
-        return not self.pending
-
-    @property
-    def over(self) -> bool:
-        """Nothing more can go on it: its requests and its reverse calls have ended."""
-        return not self.pending and not self.reverse
 
 
 @final
@@ -184,6 +133,10 @@ class HttpSessionChannel:
         self.stateless_era = False
         #: That POST's ``Mcp-Param-*`` headers, for the engine to check against the body.
         self.param_headers: dict[str, list[str]] = {}
+        #: Requests the session knows by an id of the server's choosing, to the id their
+        #: client gave them, which their answers carry (a reused stateless-era session,
+        #: see :meth:`~._sessions_manager.SessionManager.take_stateless`).
+        self.wire_ids: dict[RequestId, RequestId] = {}
         #: The identity of the caller that created the session (with authorization):
         #: only that caller can use its id.
         self.owner: str | None = None
@@ -301,6 +254,9 @@ class HttpSessionChannel:
     async def _emit(
         self, stream: RequestStream, message: Message, *, response_id: RequestId | None
     ) -> None:
+        if response_id is not None and self.wire_ids:
+            assert isinstance(message, Response | ErrorResponse)
+            message = attrs.evolve(message, id=self.wire_ids.pop(response_id, response_id))
         data = encode(message)
         final = response_id is not None
         if response_id is not None:
@@ -335,7 +291,7 @@ class HttpSessionChannel:
                     self.session_id,
                     len(body),
                 )
-                outbox.put(_over_budget(stream), whole=True, force=True)
+                outbox.put(over_budget(stream, self.wire_ids), whole=True, force=True)
             outbox.close()
         else:
             self.dropped += 1
@@ -546,6 +502,14 @@ class HttpSessionChannel:
         """Queue one inbound message for the session (waits while the queue is full);
         ``notifications/initialized`` calls :attr:`on_initialized`."""
         await self._inbound_send.send(message)
+        self._delivered(message)
+
+    def deliver_nowait(self, message: Message) -> None:
+        """:meth:`deliver` if the queue has room now; :class:`trio.WouldBlock` if not."""
+        self._inbound_send.send_nowait(message)
+        self._delivered(message)
+
+    def _delivered(self, message: Message) -> None:
         note_initialized(self, message)
         if isinstance(message, Response | ErrorResponse) and message.id is not None:
             self._settle(message.id)  # the client answered a reverse call
@@ -556,6 +520,25 @@ class HttpSessionChannel:
         self._swallow[request.id] = answered
         await self._inbound_send.send(request)
         return answered
+
+    @property
+    def idle(self) -> bool:
+        """Open, with no POST being served, no stream, no reverse call, nothing swallowed."""
+        return not (
+            self._closed
+            or self.busy
+            or self._by_request
+            or self._live
+            or self._reverse
+            or self._swallow
+            or self._standalone_opened
+        )
+
+    def reuse(self) -> None:
+        """Forget what the last POST of an :attr:`idle` stateless-era channel left."""
+        self.wire_ids.clear()
+        self.param_headers = {}
+        self._initialize_ids.clear()
 
     def touch(self) -> None:
         self.last_active = trio.current_time()
@@ -585,12 +568,3 @@ class HttpSessionChannel:
             self.store.close()
         if self.on_close is not None:
             self.on_close()
-
-
-def _over_budget(stream: RequestStream) -> bytes:
-    """The error body that replaces a JSON answer the output budget refused."""
-    error = ErrorObject(
-        code=SERVER_ERROR, message="Server busy: the answer exceeds the output budget"
-    )
-    answers = [encode(ErrorResponse(id=request_id, error=error)) for request_id in stream.ids]
-    return answers[0] if not stream.batch else b"[" + b",".join(answers) + b"]"

@@ -17,6 +17,7 @@ flood of bare ``initialize`` requests holds few sessions, briefly, and locks no 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import secrets
@@ -85,6 +86,9 @@ class SessionManager:
         #: Sessions still waiting for ``notifications/initialized``, oldest first.
         self._handshaking: dict[ManagedChannel, None] = {}
         self._nursery: trio.Nursery | None = None
+        #: Idle sessions of stateless-era POSTs, kept for the next ones (most recent last).
+        self._pool: dict[HttpSessionChannel, None] = {}
+        self._request_ids = itertools.count(1)
         #: Sessions ended by the idle reaper (a counter for tests and metrics).
         self.reaped = 0
         #: Bytes queued or being written to every session's clients.
@@ -152,6 +156,42 @@ class SessionManager:
         self._spawn(channel, owner, handshake=not stateless)
         return channel
 
+    def take_stateless(self, *, pooled: bool = True) -> HttpSessionChannel:
+        """A session for one stateless-era POST: an idle one an earlier POST gave back
+        (:meth:`recycle`), else a new one (503 as for :meth:`create`).
+
+        The era keeps no state between requests (each carries its version and
+        capabilities), so one session serves POST after POST, one at a time, and a
+        request costs no session built and torn down. The session knows each request
+        by an id of the server's choosing (:meth:`request_id`), never reused, so a
+        client's id can never meet one still unwinding there; the answer carries the
+        client's (``wire_ids``); its handler sees the server's. ``pooled=False``: a
+        new session, which the POST ends (:meth:`terminate`).
+        """
+        while pooled and self._pool:
+            channel, _ = self._pool.popitem()
+            if channel.idle:
+                return channel
+            self.terminate(channel)
+        channel = self.create(stateless=True, resumable=False)
+        channel.stateless_era = True
+        return channel
+
+    def request_id(self) -> int:
+        """A request id no session of :meth:`take_stateless` has seen."""
+        return next(self._request_ids)
+
+    def recycle(self, channel: HttpSessionChannel) -> None:
+        """A stateless-era POST is over: its session waits for the next one if it is
+        idle (its request answered, nothing left on it) and fewer than
+        ``stateless_pool`` wait already; else it ends, as one a client left does."""
+        room = len(self._pool) < self.limits.stateless_pool
+        if channel.idle and room and self._nursery is not None:
+            channel.reuse()
+            self._pool[channel] = None
+        else:
+            self.terminate(channel)
+
     def session_output(self) -> ByteBudget:
         """A new session's output budget, inside the server's."""
         return ByteBudget(self.limits.output_session_bytes, self.output)
@@ -202,10 +242,18 @@ class SessionManager:
                 code=SERVER_ERROR,
                 headers=retry,
             )
-        if len(self._scopes) >= limits.max_sessions and not self._shed_handshake():
+        if len(self._scopes) >= limits.max_sessions and not self._shed_idle():
             raise HttpError(
                 503, "Service Unavailable: too many sessions", code=SERVER_ERROR, headers=retry
             )
+
+    def _shed_idle(self) -> bool:
+        """Make room by ending an idle stateless-era session, else one still in its
+        handshake (:meth:`_shed_handshake`); ``False`` when neither is."""
+        if self._pool:
+            self.terminate(next(iter(self._pool)))
+            return True
+        return self._shed_handshake()
 
     def _shed_handshake(self) -> bool:
         """End the oldest session still in its handshake, of the client with the most
@@ -249,6 +297,7 @@ class SessionManager:
             channel.output.close()
         self._scopes.pop(channel, None)
         self._handshaking.pop(channel, None)
+        self._pool.pop(channel, None)  # type: ignore[call-overload]
         client = self._client_of.pop(channel, None)
         if client is not None:
             self._clients[client] -= 1

@@ -55,6 +55,11 @@ class WebSocketChannel:
         self._undecoded: RemoteProtocolError | None = None
         #: Messages that did not decode and were answered with an error.
         self.rejected = 0
+        #: Withdraws a send still queued (see :class:`~trimcp.nursery.MessageChannel`),
+        #: when the message I/O can.
+        self.interrupt_send: Callable[[trio.lowlevel.Task, BaseException], bool] | None = getattr(
+            io, "interrupt_send", None
+        )
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
         await self._io.send_text(encode(message).decode("utf-8"))

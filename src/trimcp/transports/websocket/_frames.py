@@ -135,6 +135,11 @@ class WsprotoMessages:
             raise trio.ClosedResourceError(str(exc)) from None
         await self._batcher.submit(frame)
 
+    def interrupt_send(self, task: trio.lowlevel.Task, error: BaseException) -> bool:
+        """Withdraw ``task``'s frame if it still waits to be written, and make its send
+        raise ``error`` (see :meth:`trimcp.transports._batch.WriteBatcher.interrupt`)."""
+        return self._batcher.interrupt(task, error)
+
     def _check_broken(self) -> None:
         if self._broken:
             raise trio.BrokenResourceError("the WebSocket connection broke")

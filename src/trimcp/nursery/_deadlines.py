@@ -1,0 +1,112 @@
+"""The deadlines of a session's outbound calls, kept by one timer task.
+
+A call whose every wait the timer can break goes without a cancel scope of its own
+(:meth:`~trimcp.nursery._outbound.OutboundRequests._request` says which do): its
+deadline goes into this heap, and one task per session sleeps until the earliest. When
+a deadline passes, the session expires that call (its ``on_expired``): a caller waiting
+for the answer wakes with the timeout error at once, one still held up in the
+transport's send has its message withdrawn there and the send raises it, and one whose
+message was already being written meets it as soon as it starts to wait.
+
+Why: a Trio cancel scope with a deadline around each call (its cancel status, the
+deadline's registration and their unwinding: some seventy Python calls) was a fifth of
+a client's CPU per call. Here a call costs a heap push and, once it ended, a mark.
+
+Entries leave lazily, as in Trio's own deadline heap: a call that ended only marks its
+deadline gone; stale entries are dropped when they reach the top, and the heap is
+rebuilt whenever it holds more stale entries than live ones, so it never grows beyond
+twice the calls waiting (plus a constant). The timer task starts with the first call
+and ends with the session's nursery.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from math import inf
+from typing import Any, final
+
+import trio
+
+from trimcp.dispatch import PendingCall
+
+__all__ = ["CallDeadlines"]
+
+#: Stale entries tolerated beyond the live ones before the heap is rebuilt.
+_SLACK = 64
+
+
+@final
+class CallDeadlines:
+    """One session's deadline heap and its timer (see the module doc)."""
+
+    __slots__ = ("_heap", "_live", "_on_expired", "_seq", "_spawn", "_started", "_timer")
+
+    def __init__(
+        self,
+        spawn: Callable[[Callable[[], Any]], None],
+        on_expired: Callable[[PendingCall], None],
+    ) -> None:
+        self._spawn = spawn
+        self._on_expired = on_expired
+        self._heap: list[tuple[float, int, PendingCall]] = []
+        self._live = 0
+        self._seq = 0
+        self._started = False
+        #: The timer's sleep, whose deadline is the earliest live one.
+        self._timer: trio.CancelScope | None = None
+
+    def add(self, call: PendingCall, deadline: float) -> bool:
+        """Watch ``call`` (made by the current task) until ``deadline``; ``False`` if
+        the timer cannot run (the session's nursery takes no more tasks)."""
+        if not self._started:
+            try:
+                self._spawn(self._run)
+            except RuntimeError:
+                return False
+            self._started = True
+        call.deadline = deadline
+        call.task = trio.lowlevel.current_task()
+        self._seq += 1
+        heapq.heappush(self._heap, (deadline, self._seq, call))
+        self._live += 1
+        timer = self._timer
+        if timer is not None and deadline < timer.deadline:
+            timer.deadline = deadline
+        if len(self._heap) > 2 * self._live + _SLACK:
+            self._prune()
+        return True
+
+    def remove(self, call: PendingCall) -> None:
+        """``call`` ended (or expired): its entry is stale from now on."""
+        if call.deadline != inf:
+            call.deadline = inf
+            call.task = None
+            self._live -= 1
+
+    def _prune(self) -> None:
+        self._heap = [entry for entry in self._heap if entry[2].deadline == entry[0]]
+        heapq.heapify(self._heap)
+
+    def _next(self) -> float:
+        """The earliest live deadline (stale entries on top are dropped)."""
+        heap = self._heap
+        while heap:
+            deadline, _seq, call = heap[0]
+            if call.deadline == deadline:
+                return deadline
+            heapq.heappop(heap)
+        return inf
+
+    async def _run(self) -> None:
+        while True:
+            with trio.CancelScope(deadline=self._next()) as self._timer:
+                await trio.sleep_forever()
+            self._timer = None
+            now = trio.current_time()
+            heap = self._heap
+            while heap and heap[0][0] <= now:
+                deadline, _seq, call = heapq.heappop(heap)
+                if call.deadline == deadline:
+                    self._on_expired(call)  # it reads the call's task
+                    self.remove(call)

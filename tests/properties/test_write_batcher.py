@@ -1,0 +1,165 @@
+"""Property: coalesced writes keep every sender's promise (``WriteBatcher``).
+
+Random scripts start senders, cancel some of them (before, while or after their bytes
+are taken), and let each write in the pipe finish or fail. Whatever the interleaving:
+writes never overlap; each message goes out at most once, in submit order; a sender
+that raised ``Cancelled`` never had its bytes written; one that returned normally had
+them taken into a write, and that write succeeded unless the sender was cancelled once
+they were on their way; one whose write failed raises ``BrokenResourceError``; once
+the pipe drains nobody is left waiting. And a batch's senders are woken together: a
+hundred senders queued behind a write return within a few scheduler passes once it
+ends, where a lock handed from sender to sender took a pass each.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import trio
+import trio.testing
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trimcp.transports._batch import WriteBatcher
+
+EXAMPLES = int(os.environ.get("TRIMCP_PROPERTY_EXAMPLES", "60"))
+
+OPS = ["send", "send", "send", "cancel", "finish", "finish", "fail"]
+steps = st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 15)), min_size=1, max_size=40)
+
+
+class Pipe:
+    """A write that waits in the pipe until the script finishes or fails it; shielded,
+    as the NDJSON stream's is (a write cut short would leave half a line)."""
+
+    def __init__(self) -> None:
+        self.writing = 0
+        self.gate = trio.Event()
+        self.fail_next = False
+        self.failed = False
+        #: (bytes, succeeded) of every write that started.
+        self.writes: list[tuple[bytes, bool]] = []
+
+    async def write(self, batch: bytes) -> None:
+        assert self.writing == 0, "two writes at once"
+        self.writing += 1
+        index = len(self.writes)
+        self.writes.append((batch, False))
+        try:
+            with trio.CancelScope(shield=True):
+                await self.gate.wait()
+            if self.fail_next:
+                self.fail_next = False
+                self.failed = True
+                raise trio.BrokenResourceError("the pipe broke")
+            self.writes[index] = (batch, True)
+        finally:
+            self.writing -= 1
+            self.gate = trio.Event()
+
+    def check(self) -> None:
+        if self.failed:
+            raise trio.BrokenResourceError("an earlier write failed")
+
+
+async def _play(script: list[tuple[str, int]]) -> None:
+    pipe = Pipe()
+    batcher = WriteBatcher(pipe.write, pipe.check)
+    outcome: dict[int, str] = {}
+    scopes: dict[int, trio.CancelScope] = {}
+
+    async def sender(n: int, scope: trio.CancelScope) -> None:
+        with scope:
+            try:
+                await batcher.submit(b"%d;" % n)
+            except trio.BrokenResourceError:
+                outcome[n] = "broken"
+                return
+            outcome[n] = "returned"
+        if scope.cancelled_caught:
+            outcome[n] = "cancelled"
+
+    async with trio.open_nursery() as nursery:
+        sent = 0
+        for op, k in script:
+            if op == "send":
+                scopes[sent] = trio.CancelScope()
+                nursery.start_soon(sender, sent, scopes[sent])
+                sent += 1
+            elif op == "cancel" and scopes:
+                scopes[k % len(scopes)].cancel()
+            elif op in ("finish", "fail"):
+                pipe.fail_next = op == "fail"
+                pipe.gate.set()
+            await trio.testing.wait_all_tasks_blocked()
+        while pipe.writing:  # drain: every write still in the pipe succeeds
+            pipe.fail_next = False
+            pipe.gate.set()
+            await trio.testing.wait_all_tasks_blocked()
+
+    assert sorted(outcome) == list(range(sent)), "a sender never returned"
+    _check(pipe, outcome, scopes)
+
+
+def _check(pipe: Pipe, outcome: dict[int, str], scopes: dict[int, trio.CancelScope]) -> None:
+    written = [(int(m), ok) for batch, ok in pipe.writes for m in batch.split(b";")[:-1]]
+    numbers = [n for n, _ok in written]
+    assert numbers == sorted(set(numbers)), "a message went out twice or out of order"
+    succeeded = {n for n, ok in written if ok}
+    taken = set(numbers)
+    for n, how in outcome.items():
+        cancelled = scopes[n].cancel_called
+        if how == "cancelled":
+            assert n not in taken, f"sender {n} raised Cancelled but its bytes were written"
+        elif how == "returned":
+            assert n in taken
+            assert n in succeeded or cancelled, f"sender {n} returned but its write failed"
+        else:
+            assert n not in succeeded
+        if not cancelled and not pipe.failed:
+            assert how == "returned"
+            assert n in succeeded
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(steps)
+def test_coalesced_writes_keep_every_senders_promise(script: list[tuple[str, int]]) -> None:
+    trio.run(_play, script)
+
+
+class _Passes(trio.abc.Instrument):
+    def __init__(self) -> None:
+        self.passes = 0
+
+    def before_io_wait(self, timeout: float) -> None:
+        self.passes += 1
+
+
+@pytest.mark.trio
+async def test_a_batch_of_senders_is_woken_at_once() -> None:
+    pipe = Pipe()
+    batcher = WriteBatcher(pipe.write, pipe.check)
+    done: list[int] = []
+
+    async def sender(n: int) -> None:
+        await batcher.submit(b"%d;" % n)
+        done.append(n)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sender, 0)  # in the pipe
+        await trio.testing.wait_all_tasks_blocked()
+        for n in range(1, 101):
+            nursery.start_soon(sender, n)  # queued behind it: one batch
+        await trio.testing.wait_all_tasks_blocked()
+        passes = _Passes()
+        trio.lowlevel.add_instrument(passes)
+        pipe.gate.set()  # line 0 written; the batch of 100 is written next
+        while len(done) < 1:
+            await trio.lowlevel.checkpoint()
+        pipe.gate.set()
+        while len(done) < 101:
+            await trio.lowlevel.checkpoint()
+        trio.lowlevel.remove_instrument(passes)
+    assert [len(b.split(b";")) - 1 for b, _ok in pipe.writes] == [1, 100]
+    assert passes.passes <= 6
