@@ -92,3 +92,33 @@ async def test_idle_sessions_give_way_when_the_table_is_full() -> None:
         init = await client.request("POST", rpc(1, "initialize", INIT_PARAMS), dict(BASE))
         assert init.status == 200, init.body
         assert "mcp-session-id" in init.headers
+
+
+async def test_work_a_post_detached_ends_with_it_and_its_session_is_not_lent() -> None:
+    """A stateless-era POST is a session of its own: what its handler detached ends
+    with it, as it did when each POST had a session built for it; the session that ran
+    it is not lent to the next caller."""
+    server = make_server()
+    seen: dict[str, Any] = {"started": trio.Event(), "cancelled": trio.Event()}
+
+    async def linger(ctx: trimcp.HandlerContext) -> None:
+        seen["started"].set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            seen["cancelled"].set()
+
+    @server.tool()
+    async def detach(ctx: trimcp.ToolContext) -> str:
+        ctx.detach_for_background(linger)
+        return "detached"
+
+    async with running(server) as client:
+        answer = await _answer(_call(client, 1, "detach"))
+        assert answer["result"]["content"][0]["text"] == "detached"
+        with trio.fail_after(5):
+            await seen["started"].wait()
+            await seen["cancelled"].wait()
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(client.app.manager) == 0  # not kept for the next POST
+        assert (await _answer(_call(client, 2, "echo", text="next")))["id"] == 2

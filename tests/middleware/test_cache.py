@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import trio
 import trio.testing
 
@@ -108,3 +110,22 @@ async def test_the_cache_is_bounded(autojump_clock: object) -> None:
         for n in range(10):
             await client.read_resource(f"memo://day/{n}")
         assert len(cache) == 3
+
+
+async def test_private_entries_are_never_shared_between_stateless_http_posts() -> None:
+    """Stateless-era POSTs borrow pooled sessions: a private entry one caller left must
+    not answer another caller whose POST lands on the same session."""
+    server = tool_server(cache=CachePolicy(ttl_ms=60_000, scope="private"))
+    cache = ResponseCache()
+    cache.install(server.middlewares)
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(partial(trimcp.serve_http, server, port=0))
+        url = f"http://127.0.0.1:{port}/mcp"
+        with trio.fail_after(20):
+            async with trimcp.open_client(trimcp.streamable_http(url), era="stateless") as one:
+                first = await _read(one)
+            async with trimcp.open_client(trimcp.streamable_http(url), era="stateless") as two:
+                second = await _read(two)
+        nursery.cancel_scope.cancel()
+    assert first != second
+    assert cache.hits == 0

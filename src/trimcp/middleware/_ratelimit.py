@@ -49,8 +49,15 @@ EXEMPT: Final = frozenset({"initialize", "ping"})
 KeyFunction = Callable[[Session, Request], Hashable | None]
 
 
-def per_session(session: Session, _request: Request) -> Hashable:
-    """One bucket per session (the default)."""
+def per_session(session: Session, request: Request) -> Hashable:
+    """One bucket per session (the default).
+
+    A stateless-era POST over HTTP is a session of its own: the server lends it one of
+    a pool of idle sessions, which serves unrelated callers one after another, so its
+    key is the request (whose id the server chose, never reused). Key such requests by
+    principal (:func:`per_principal`) or by a function of your own to group them."""
+    if getattr(session.channel, "stateless_era", False):
+        return (session, request.id)
     return session
 
 

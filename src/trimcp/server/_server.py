@@ -45,6 +45,7 @@ from trimcp.protocol import (
 )
 from trimcp.store import Store, is_shared, open_store
 from trimcp.transports import memory_channel_pair
+from trimcp.transports.http import HttpSessionChannel
 from trimcp.wire import METHOD_NOT_FOUND
 
 from ._apps import AppRoutes, tool_ui_meta
@@ -447,6 +448,8 @@ class Server(ResourceRoutes, PromptRoutes, SkillRoutes, AppRoutes):
             ) as session,
         ):
             self._sessions.add(session)
+            if isinstance(channel, HttpSessionChannel):  # lent again only when idle
+                channel.session_busy = lambda: session.background_tasks > 0
             if tasks is not None:
                 self._task_hosts[session] = tasks
             try:

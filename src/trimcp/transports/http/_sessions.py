@@ -137,6 +137,9 @@ class HttpSessionChannel:
         #: client gave them, which their answers carry (a reused stateless-era session,
         #: see :meth:`~._sessions_manager.SessionManager.take_stateless`).
         self.wire_ids: dict[RequestId, RequestId] = {}
+        #: Whether the MCP session served over this channel still runs work of its own
+        #: (detached tasks): set by the server when it opens one (:meth:`holds_work`).
+        self.session_busy: Callable[[], bool] | None = None
         #: The identity of the caller that created the session (with authorization):
         #: only that caller can use its id.
         self.owner: str | None = None
@@ -523,7 +526,9 @@ class HttpSessionChannel:
 
     @property
     def idle(self) -> bool:
-        """Open, with no POST being served, no stream, no reverse call, nothing swallowed."""
+        """Open, with no POST being served, no stream, no reverse call, nothing swallowed,
+        and no work its session detached (that work ends with the POST's session, as it
+        did when every stateless-era POST had a session of its own)."""
         return not (
             self._closed
             or self.busy
@@ -532,6 +537,7 @@ class HttpSessionChannel:
             or self._reverse
             or self._swallow
             or self._standalone_opened
+            or (self.session_busy is not None and self.session_busy())
         )
 
     def reuse(self) -> None:
