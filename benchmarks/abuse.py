@@ -166,6 +166,30 @@ def summary(latencies: list[float]) -> str:
     )
 
 
+class _Client:
+    """A well-behaved client beside an attack: an ``initialize`` every 0.2 s until
+    ``done``; prints as what it got."""
+
+    def __init__(self, port: int, done: trio.Event) -> None:
+        self.port = port
+        self.done = done
+        self.latencies: list[float] = []
+        self.failures = 0
+
+    async def run(self) -> None:
+        while not self.done.is_set():
+            start = time.monotonic()
+            reply = await exchange(self.port, post(INIT), timeout=15)
+            if reply.startswith(b"HTTP/1.1 200"):
+                self.latencies.append(time.monotonic() - start)
+            else:
+                self.failures += 1
+            await trio.sleep(0.2)
+
+    def __str__(self) -> str:
+        return f"{len(self.latencies)} served, {self.failures} failed; {summary(self.latencies)}"
+
+
 # ---------------------------------------------------------------- probes
 async def probe_events(args: argparse.Namespace) -> None:
     async with child(limits=args.limits) as (port, pid):
@@ -210,34 +234,22 @@ async def _emit_session(url: str, streams: int, kib: int, outcomes: dict[str, in
 async def probe_slowloris(args: argparse.Namespace) -> None:
     async with child(limits=args.limits) as (port, _pid):
         slow: list[trio.SocketStream] = []
-        latencies: list[float] = []
-        failures = 0
         done = trio.Event()
+        client = _Client(port, done)
 
         async def attacker(nursery: trio.Nursery) -> None:
             while not done.is_set():
                 nursery.start_soon(_dribble, port, slow, done, args.drip)
                 await trio.sleep(1 / args.rate)
 
-        async def client() -> None:
-            nonlocal failures
-            while not done.is_set():
-                start = time.monotonic()
-                reply = await exchange(port, post(INIT), timeout=15)
-                if reply.startswith(b"HTTP/1.1 200"):
-                    latencies.append(time.monotonic() - start)
-                else:
-                    failures += 1
-                await trio.sleep(0.2)
-
         async with trio.open_nursery() as nursery:
             nursery.start_soon(attacker, nursery)
-            nursery.start_soon(client)
+            nursery.start_soon(client.run)
             await trio.sleep(args.seconds)
             done.set()
         print(
             f"slowloris: {len(slow)} slow connections at {args.rate}/s for {args.seconds} s; "
-            f"client: {len(latencies)} served, {failures} failed; {summary(latencies)}"
+            f"client: {client}"
         )
 
 
@@ -284,9 +296,8 @@ async def probe_uploads(args: argparse.Namespace) -> None:
     async with child(limits=args.limits) as (port, pid):
         before = peak = rss_mib(pid)
         statuses: dict[str, int] = {}
-        latencies: list[float] = []
-        failures = 0
         done = trio.Event()
+        client = _Client(port, done)
 
         async def watch() -> None:
             nonlocal peak
@@ -294,20 +305,9 @@ async def probe_uploads(args: argparse.Namespace) -> None:
                 peak = max(peak, rss_mib(pid))
                 await trio.sleep(0.2)
 
-        async def client() -> None:
-            nonlocal failures
-            while not done.is_set():
-                start = time.monotonic()
-                reply = await exchange(port, post(INIT), timeout=15)
-                if reply.startswith(b"HTTP/1.1 200"):
-                    latencies.append(time.monotonic() - start)
-                else:
-                    failures += 1
-                await trio.sleep(0.2)
-
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch)
-            nursery.start_soon(client)
+            nursery.start_soon(client.run)
             async with trio.open_nursery() as uploads:
                 for _ in range(args.uploaders):
                     uploads.start_soon(_upload, port, args.seconds, statuses)
@@ -316,8 +316,7 @@ async def probe_uploads(args: argparse.Namespace) -> None:
         print(
             f"uploads: {args.uploaders} bodies of 4 MiB over {args.seconds} s "
             f"({attempted} MiB at once): {statuses}; server RSS {before:.0f} MiB, peak "
-            f"{peak:.0f} MiB; client: {len(latencies)} served, {failures} failed; "
-            f"{summary(latencies)}"
+            f"{peak:.0f} MiB; client: {client}"
         )
 
 

@@ -34,6 +34,8 @@ from typing import Final, final
 import outcome
 import trio
 
+from ._parked import ParkedTasks
+
 __all__ = ["WriteBatcher"]
 
 #: States of a batch: its senders queue, then one is woken to write it (its turn),
@@ -46,34 +48,15 @@ _FAILED: Final = 4
 
 
 @final
-class _Batch:
-    __slots__ = ("items", "state", "waiters")
+class _Batch(ParkedTasks[int]):
+    """A batch: its bytes by sender key, and its parked senders with their keys."""
+
+    __slots__ = ("items", "state")
 
     def __init__(self) -> None:
+        super().__init__()
         self.items: dict[int, bytes] = {}
-        #: Parked senders, in arrival order, with the key of their bytes.
-        self.waiters: dict[trio.lowlevel.Task, int] = {}
         self.state = _OPEN
-
-    async def park(self, mine: int) -> None:
-        task = trio.lowlevel.current_task()
-        self.waiters[task] = mine
-
-        def abort(_: object) -> trio.lowlevel.Abort:
-            del self.waiters[task]
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        await trio.lowlevel.wait_task_rescheduled(abort)
-
-    def wake_all(self) -> None:
-        for task in self.waiters:
-            trio.lowlevel.reschedule(task)
-        self.waiters.clear()
-
-    def wake_first(self) -> None:
-        task = next(iter(self.waiters))
-        del self.waiters[task]
-        trio.lowlevel.reschedule(task)
 
 
 @final

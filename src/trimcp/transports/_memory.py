@@ -17,6 +17,8 @@ import trio
 
 from trimcp.wire import Message, RequestId
 
+from ._parked import ParkedTasks
+
 __all__ = ["DEFAULT_MEMORY_BUFFER", "MemoryChannel", "memory_channel_pair"]
 
 #: Messages buffered per direction of a memory pair.
@@ -24,34 +26,10 @@ DEFAULT_MEMORY_BUFFER = 32
 
 
 @final
-class _Room:
+class _Room(ParkedTasks[None]):
     """Senders of one direction waiting for room in its buffer, in arrival order."""
 
-    __slots__ = ("waiters",)
-
-    def __init__(self) -> None:
-        self.waiters: dict[trio.lowlevel.Task, None] = {}
-
-    async def wait(self) -> None:
-        task = trio.lowlevel.current_task()
-        self.waiters[task] = None
-
-        def abort(_: object) -> trio.lowlevel.Abort:
-            del self.waiters[task]
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        await trio.lowlevel.wait_task_rescheduled(abort)
-
-    def wake_first(self) -> None:
-        if self.waiters:
-            task = next(iter(self.waiters))
-            del self.waiters[task]
-            trio.lowlevel.reschedule(task)
-
-    def wake_all(self) -> None:
-        for task in self.waiters:
-            trio.lowlevel.reschedule(task)
-        self.waiters.clear()
+    __slots__ = ()
 
 
 @final
@@ -86,12 +64,12 @@ class MemoryChannel:
             return
         await trio.lowlevel.checkpoint_if_cancelled()
         if room.waiters:  # others wait for room already: after them
-            await room.wait()
+            await room.park(None)
         while True:
             try:
                 self._send.send_nowait(message)
             except trio.WouldBlock:
-                await room.wait()
+                await room.park(None)
                 continue
             break
         if room.waiters:

@@ -56,7 +56,6 @@ from ._asgi_io import (
     Receive,
     Scope,
     Send,
-    read_body,
     send_empty,
     send_error,
     send_json,
@@ -342,15 +341,8 @@ class StreamableHttpApp(SessionRoutes):
         version = headers.get("mcp-protocol-version")
         candidate = version in STATELESS_VERSIONS or headers.get("mcp-session-id") is None
         channel = None if candidate else await self._lookup(headers, caller)
-        client = self.manager.client_key(scope, caller)
-        with self.manager.inbound.receiving(client) as reservation:
-            body = await read_body(
-                receive,
-                limit=self.limits.max_body_size,
-                timeout=self.limits.body_timeout,
-                reservation=reservation,
-                buffered=BODY_BUFFERED in scope.get("extensions", ()),
-            )
+        buffered = BODY_BUFFERED in scope.get("extensions", ())
+        body = await self.manager.read_body(scope, receive, caller, buffered=buffered)
         messages = self._decode(body, channel)
         requests = [m for m in messages if isinstance(m, Request)]
         first_id = requests[0].id if len(messages) == 1 and requests else None

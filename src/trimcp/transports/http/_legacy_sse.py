@@ -31,7 +31,7 @@ from urllib.parse import parse_qs
 
 from trimcp.wire import RemoteProtocolError, decode, encode
 
-from ._asgi_io import Receive, Scope, Send, pump, read_body, send_empty
+from ._asgi_io import Receive, Scope, Send, pump, send_empty
 from ._asgi_post import SESSION_NOT_FOUND, deliver_within
 from ._auth import AuthenticatedCaller, Authenticator, AuthRequest, authorize, owner_matches
 from ._guards import (
@@ -167,14 +167,7 @@ class LegacySseEndpoint:
         channel = self._channels.get(_session_id(scope))
         if channel is None or channel.closed or not owner_matches(channel.owner, caller):
             raise HttpError(404, "Not Found: unknown or ended session", code=SESSION_NOT_FOUND)
-        client = self.manager.client_key(scope, caller)
-        with self.manager.inbound.receiving(client) as reservation:
-            body = await read_body(
-                receive,
-                limit=self.limits.max_body_size,
-                timeout=self.limits.body_timeout,
-                reservation=reservation,
-            )
+        body = await self.manager.read_body(scope, receive, caller)
         try:
             message = decode(body)
         except RemoteProtocolError as exc:

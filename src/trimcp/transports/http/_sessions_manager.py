@@ -30,6 +30,7 @@ import trio
 
 from trimcp.nursery import Caller, MessageChannel
 
+from ._asgi_io import Receive, read_body
 from ._budget import ByteBudget
 from ._event_store import EventStore
 from ._fairness import client_key
@@ -98,6 +99,26 @@ class SessionManager:
         #: Makes the shared side of a session's channel when sessions live in a shared
         #: store (set by :class:`~._replicas.Replicas`); ``None``: this process alone.
         self.shared_routing: Callable[[str], SharedRouting] | None = None
+
+    async def read_body(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Receive,
+        caller: Caller | None,
+        *,
+        buffered: bool = False,
+    ) -> bytes:
+        """A request's whole body, within ``max_body_size`` and ``body_timeout``, counted
+        against its client's share of the inbound budget while it arrives (:mod:`._inbound`)."""
+        limits = self.limits
+        with self.inbound.receiving(self.client_key(scope, caller)) as reservation:
+            return await read_body(
+                receive,
+                limit=limits.max_body_size,
+                timeout=limits.body_timeout,
+                reservation=reservation,
+                buffered=buffered,
+            )
 
     def client_key(self, scope: MutableMapping[str, Any], caller: Caller | None) -> str | None:
         """The key the sessions of ``scope``'s request, sent by ``caller`` (``None``: not
