@@ -57,6 +57,7 @@ from trimcp.transports.http import (
 from ._redis_events import RedisEvents
 from ._redis_keyring import ring
 from ._redis_link import STORE_ERRORS, RedisLink, without_store_errors
+from ._redis_link import text as _text
 from ._redis_scripts import END_SESSION, LEASE, TOUCH
 
 __all__ = ["DEFAULT_LEASE_TTL", "DEFAULT_OP_TIMEOUT", "LATER_QUEUE", "RedisStore"]
@@ -72,10 +73,6 @@ LATER_QUEUE: Final = 1024
 """Background store operations waiting at once (beyond it they are dropped)."""
 
 _RESERVED: Final = frozenset({"ow", "v", "seq", "c"})
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 @final
@@ -129,6 +126,10 @@ class RedisStore:
     @property
     def running(self) -> bool:
         return self._running
+
+    @property
+    def lease_ms(self) -> int:
+        return max(1, round(self.lease_ttl * 1000))
 
     @property
     def ttl_ms(self) -> int:
@@ -187,13 +188,13 @@ class RedisStore:
 
     def _counter_ttl(self) -> int:
         """The process counter's TTL: twice the session idle timeout (module doc)."""
-        return 2 * self.ttl_ms + max(1, round(self.lease_ttl * 1000))
+        return 2 * self.ttl_ms + self.lease_ms
 
     def _lease_key(self, process: int | None = None) -> str:
         return self.key(f"proc:{self.process if process is None else process}")
 
     async def _acquire(self) -> int:
-        px = max(1, round(self.lease_ttl * 1000))
+        px = self.lease_ms
         counter = self.key("procs")
 
         async def count(c: Any) -> int:
@@ -220,7 +221,7 @@ class RedisStore:
     async def _keep_lease(self) -> None:
         """Renew the lease every third of its life (every half second while Redis is
         unreachable: the renewal is also the probe that notices it is back)."""
-        px = max(1, round(self.lease_ttl * 1000))
+        px = self.lease_ms
         keys = [self._lease_key(), self.key("procs")]
         while True:
             await trio.sleep(self.lease_ttl / 3 if self.link.available else 0.5)

@@ -15,28 +15,18 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, final
 
-from trimcp.transports.http import Attached, Opened, Replay
+from trimcp.transports.http import Attached, Opened, Replay, split_event_id
 from trimcp.wire import RequestId
 
+from ._redis_link import text as _text
 from ._redis_scripts import ATTACH, DETACH, END, OPENED, PUBLISH
 
 if TYPE_CHECKING:
     from ._redis import RedisStore
 
 __all__ = ["RedisEvents"]
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _split_id(event_id: str) -> tuple[str, int] | None:
-    stream_id, sep, seq_text = event_id.rpartition("-")
-    if not sep or not seq_text.isdigit() or len(seq_text) > 18:
-        return None
-    return stream_id, int(seq_text)
 
 
 @final
@@ -110,7 +100,7 @@ class RedisEvents:
         return await self._attach(last_event_id, hold=True)
 
     async def _attach(self, last_event_id: str, *, hold: bool) -> Attached | None:
-        parsed = _split_id(last_event_id)
+        parsed = split_event_id(last_event_id)
         if parsed is None:
             return None
         stream_id, after = parsed

@@ -30,6 +30,8 @@ import base64
 import secrets
 from typing import TYPE_CHECKING, Final
 
+from ._redis_link import text
+
 if TYPE_CHECKING:
     from ._redis_link import RedisLink
 
@@ -61,8 +63,7 @@ def _entry(now_ms: int) -> str:
 
 
 def _parse(raw: bytes | str) -> tuple[str, int, bytes]:
-    text = raw.decode() if isinstance(raw, bytes) else raw
-    key_id, created, key = text.split("|")
+    key_id, created, key = text(raw).split("|")
     return key_id, int(created), base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))
 
 

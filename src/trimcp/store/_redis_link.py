@@ -43,6 +43,11 @@ STORE_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+def text(value: Any) -> str:
+    """A Redis reply (bytes: the client does not decode) as text."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 def is_store_error(exc: BaseException) -> bool:
     """Whether ``exc`` (or every leaf of an exception group) is a failure of Redis."""
     if isinstance(exc, BaseExceptionGroup):

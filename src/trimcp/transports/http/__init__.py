@@ -22,6 +22,7 @@ from ._client_fetch import fetch as fetch
 from ._event_store import EventStore as EventStore
 from ._event_store import MemoryEventStore as MemoryEventStore
 from ._event_store import Replay as Replay
+from ._event_store import split_event_id as split_event_id
 from ._h11_server import serve_h11 as serve_h11
 from ._header_values import decode_header_value as decode_header_value
 from ._hosts import ANY_HOST as ANY_HOST
@@ -75,5 +76,6 @@ __all__ = [
     "is_loopback",
     "legacy_sse",
     "serve_h11",
+    "split_event_id",
     "streamable_http",
 ]

@@ -20,7 +20,7 @@ import attrs
 
 from ._budget import EventBudget
 
-__all__ = ["EventStore", "MemoryEventStore", "Replay"]
+__all__ = ["EventStore", "MemoryEventStore", "Replay", "split_event_id"]
 
 
 @final
@@ -56,6 +56,15 @@ class EventStore(Protocol):
     async def replay_after(self, last_event_id: str) -> Replay | None: ...
 
     def close(self) -> None: ...
+
+
+def split_event_id(event_id: str) -> tuple[str, int] | None:
+    """``(stream id, sequence number)`` of an event id ``<stream>-<seq>`` this server
+    wrote; ``None`` for any other text (a ``Last-Event-ID`` is the client's to send)."""
+    stream_id, sep, seq_text = event_id.rpartition("-")
+    if not sep or not seq_text.isdigit() or len(seq_text) > 18:
+        return None
+    return stream_id, int(seq_text)
 
 
 @final
@@ -173,10 +182,10 @@ class MemoryEventStore:
         return 0 if oldest is None else self._pop(oldest)
 
     async def replay_after(self, last_event_id: str) -> Replay | None:
-        stream_id, sep, seq_text = last_event_id.rpartition("-")
-        if not sep or not seq_text.isdigit() or len(seq_text) > 18:
+        parsed = split_event_id(last_event_id)
+        if parsed is None:
             return None
-        seq = int(seq_text)
+        stream_id, seq = parsed
         if seq > self._seq:
             return None
         log = self._streams.get(stream_id)

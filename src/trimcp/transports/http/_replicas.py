@@ -72,9 +72,8 @@ class Replicas:
 
     def routing(self, session_id: str) -> SharedRouting:
         """The shared side of a new channel of ``session_id``."""
-        routing = SharedRouting(session_id, self.shared)
-        routing.touch_every = self.limits.session_idle_timeout / 10
-        return routing
+        touch_every = self.limits.session_idle_timeout / 10
+        return SharedRouting(session_id, self.shared, touch_every=touch_every)
 
     def check(self) -> None:
         """503 at once while the store is known to be unreachable."""

@@ -125,7 +125,7 @@ def _answered(pending: set[RequestId], payload: bytes) -> None:
 class SharedRouting:
     """The shared-store side of one session's channel (module doc)."""
 
-    def __init__(self, session_id: str, sessions: SharedSessions) -> None:
+    def __init__(self, session_id: str, sessions: SharedSessions, *, touch_every: float) -> None:
         self.session_id = session_id
         self.sessions = sessions
         self.events: SharedEvents = sessions.events(session_id)
@@ -139,7 +139,7 @@ class SharedRouting:
         #: When the store last heard of this session's use: touches are spaced by
         #: ``touch_every`` seconds (a tenth of the idle timeout).
         self.touched = trio.current_time()
-        self.touch_every = 60.0
+        self.touch_every = touch_every
         #: Called with the record's fields when another process changed them.
         self.on_update: Callable[[dict[str, str]], None] | None = None
         #: The record this replica was restored from (``None``: the session began
