@@ -13,6 +13,7 @@ budget.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import MutableMapping
 from typing import Any
@@ -20,8 +21,11 @@ from typing import Any
 __all__ = ["address_key", "client_key"]
 
 
+@functools.lru_cache(maxsize=1024)
 def address_key(host: str) -> str:
-    """The budget key of a peer address: itself, or its /64 for IPv6."""
+    """The budget key of a peer address: itself, or its /64 for IPv6. Every request
+    asks for it: the last 1024 addresses' keys are kept (parsing an address is not
+    free)."""
     try:
         address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
