@@ -122,3 +122,17 @@ async def test_work_a_post_detached_ends_with_it_and_its_session_is_not_lent() -
         await trio.testing.wait_all_tasks_blocked()
         assert len(client.app.manager) == 0  # not kept for the next POST
         assert (await _answer(_call(client, 2, "echo", text="next")))["id"] == 2
+
+
+async def test_an_answer_over_the_output_budget_is_refused_under_the_clients_id() -> None:
+    limits = trimcp.HttpServerLimits(output_session_bytes=256)
+    async with running(make_server(), limits=limits) as client:
+        for request_id in (7, "seven"):  # and the session it borrowed serves the next
+            exchange = _call(client, request_id, "echo", text="x" * 4096)
+            with trio.fail_after(10):
+                await exchange.complete.wait()
+            refused = exchange.json
+            assert refused["id"] == request_id
+            assert "output budget" in refused["error"]["message"]
+        fits = await _answer(_call(client, 8, "echo", text="small"))
+        assert fits["id"] == 8

@@ -259,7 +259,7 @@ class HttpSessionChannel:
     ) -> None:
         if response_id is not None and self.wire_ids:
             assert isinstance(message, Response | ErrorResponse)
-            message = attrs.evolve(message, id=self.wire_ids.pop(response_id, response_id))
+            message = attrs.evolve(message, id=self.wire_ids.get(response_id, response_id))
         data = encode(message)
         final = response_id is not None
         if response_id is not None:
@@ -268,7 +268,8 @@ class HttpSessionChannel:
         if stream.mode == "pending":
             if final and (not stream.batch or stream.done):
                 stream.collected.append(data)
-                self._finish_json(stream)
+                self._finish_json(stream)  # it may still need the client's ids
+                self._forget_wire_ids(stream)
                 return
             if final:
                 stream.collected.append(data)
@@ -277,6 +278,13 @@ class HttpSessionChannel:
         await self._put_event(stream, data)
         if stream.over:
             self._end_stream(stream, stored=True)
+            self._forget_wire_ids(stream)
+
+    def _forget_wire_ids(self, stream: RequestStream) -> None:
+        """Drop the client's ids of ``stream``'s requests, all answered now."""
+        if self.wire_ids:
+            for request_id in stream.ids:
+                self.wire_ids.pop(request_id, None)
 
     def _finish_json(self, stream: RequestStream) -> None:
         stream.mode = "json"
