@@ -81,7 +81,7 @@ from ._guards import (
 )
 from ._hosts import HostPolicy, check_host_and_origin
 from ._legacy_sse import LegacySseEndpoint
-from ._modern_post import check_modern_post, is_modern_post, param_headers, status_for
+from ._modern_post import check_modern_post, is_modern_post, status_for
 from ._replicas import Replicas
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
@@ -393,7 +393,6 @@ class StreamableHttpApp(SessionRoutes):
         # before. Any other request borrows an idle one (take_stateless).
         listen = message.method == "subscriptions/listen"
         channel = manager.take_stateless(pooled=not listen)
-        channel.param_headers = param_headers(headers)
         if not listen:
             inner = Request(id=manager.request_id(), method=message.method, params=message.params)
             channel.wire_ids[inner.id] = message.id

@@ -186,16 +186,22 @@ class SessionManager:
         request costs no session built and torn down. The session knows each request
         by an id of the server's choosing (:meth:`request_id`), never reused, so a
         client's id can never meet one still unwinding there; the answer carries the
-        client's (``wire_ids``); its handler sees the server's. ``pooled=False``: a
-        new session, which the POST ends (:meth:`terminate`).
+        client's (``wire_ids``); its handler sees the server's. Each borrower gets a
+        ``lease`` of its own (what is kept per caller is keyed by it, not by the
+        session). ``pooled=False``: a new session, which the POST ends
+        (:meth:`terminate`).
         """
+        channel = None
         while pooled and self._pool:
             channel, _ = self._pool.popitem()
             if channel.idle:
-                return channel
+                break
             self.terminate(channel)
-        channel = self.create(stateless=True, resumable=False)
-        channel.stateless_era = True
+            channel = None
+        if channel is None:
+            channel = self.create(stateless=True, resumable=False)
+            channel.stateless_era = True
+        channel.lease = object()
         return channel
 
     def request_id(self) -> int:
