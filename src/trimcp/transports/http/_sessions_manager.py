@@ -33,7 +33,7 @@ from trimcp.nursery import Caller, MessageChannel
 from ._asgi_io import Receive, read_body
 from ._budget import ByteBudget
 from ._event_store import EventStore
-from ._fairness import client_key
+from ._fairness import client_key, oldest_of_heaviest
 from ._guards import SERVER_ERROR, HttpError
 from ._inbound import InboundBudget
 from ._server_limits import HttpServerLimits
@@ -285,11 +285,9 @@ class SessionManager:
     def _shed_handshake(self) -> bool:
         """End the oldest session still in its handshake, of the client with the most
         of them, to make room; ``False`` when none is."""
-        if not self._handshaking:
+        victim = oldest_of_heaviest(self._handshaking, self._client_of.get)
+        if victim is None:
             return False
-        pending = Counter(self._client_of.get(c) for c in self._handshaking)
-        heaviest = max(pending, key=lambda key: pending[key])
-        victim = next(c for c in self._handshaking if self._client_of.get(c) == heaviest)
         logger.info(
             "session table full: ended session %s, still in its handshake", victim.session_id
         )
