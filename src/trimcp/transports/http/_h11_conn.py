@@ -191,11 +191,13 @@ class H11Connection:
                 try:
                     while event is h11.NEED_DATA:
                         data = await self._read()
-                        if data and not began:
-                            began = True
-                            scope.deadline = trio.current_time() + self._timeout(began)
                         self.h11.receive_data(data)
                         event = self.h11.next_event()
+                        if data and not began and event is h11.NEED_DATA:
+                            # A head that began but is not whole: its own deadline now
+                            # (a head that came whole in one read needs none).
+                            began = True
+                            scope.deadline = trio.current_time() + self._timeout(began)
                 finally:
                     if self.ticket is not None:
                         self.ticket.working()
