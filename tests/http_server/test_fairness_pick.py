@@ -22,3 +22,24 @@ def test_the_oldest_entry_of_the_heaviest_client_is_picked(clients: list[str]) -
     assert counts[picked[1]] == max(counts.values())
     # Nothing older belongs to a client holding as many.
     assert all(counts[client] < counts[picked[1]] for _, client in entries[: picked[0]])
+
+
+def test_kept_parses_are_bounded_in_size_and_number() -> None:
+    from trimcp.transports.http._guards import PARSED_KEPT, PARSED_MAX_LEN, kept
+
+    seen: list[str] = []
+
+    @kept
+    def parse(value: str) -> int:
+        seen.append(value)
+        return len(value)
+
+    assert parse("a") == parse("a") == 1
+    assert seen == ["a"]  # the second came from what was kept
+    long = "x" * (PARSED_MAX_LEN + 1)
+    assert parse(long) == parse(long) == PARSED_MAX_LEN + 1
+    assert seen.count(long) == 2  # never kept: a client cannot make the server hold it
+    for n in range(PARSED_KEPT + 1):
+        parse(str(n))
+    parse("a")
+    assert seen.count("a") == 2  # pushed out by newer values: at most PARSED_KEPT kept
