@@ -28,6 +28,7 @@ import h11
 import trio
 
 from .._readable import wait_for_bytes
+from ._client_heads import END_OF_MESSAGE, RequestHeads
 
 __all__ = [
     "ConnectionPool",
@@ -133,10 +134,18 @@ async def open_tcp(host: str, port: int) -> trio.SocketStream:
 class HttpConnection:
     """One HTTP/1.1 connection (h11 state machine plus its Trio stream)."""
 
-    __slots__ = ("_got_bytes", "h11", "idle_since", "reused", "stream")
+    __slots__ = ("_got_bytes", "h11", "heads", "idle_since", "reused", "stream")
 
-    def __init__(self, stream: trio.abc.Stream, *, max_header_size: int) -> None:
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        *,
+        max_header_size: int,
+        heads: RequestHeads | None = None,
+    ) -> None:
         self.stream = stream
+        #: Checked request heads, shared by the connections of one pool.
+        self.heads = RequestHeads() if heads is None else heads
         self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=max_header_size)
         self.reused = False
         self.idle_since = 0.0
@@ -157,18 +166,17 @@ class HttpConnection:
         self, method: str, origin: Origin, headers: Headers, body: bytes | None
     ) -> None:
         """Write one whole request."""
-        all_headers = [("Host", origin.authority), *headers]
-        if body is not None:
-            all_headers.append(("Content-Length", str(len(body))))
         try:
-            data = self.h11.send(
-                h11.Request(method=method, target=origin.target, headers=all_headers)
+            event, head = self.heads.get(
+                method, origin.target, origin.authority, headers, body is not None
             )
-            if body:
-                data = (data or b"") + (self.h11.send(h11.Data(data=body)) or b"")
-            data = (data or b"") + (self.h11.send(h11.EndOfMessage()) or b"")
+            # h11's state moves as for the real request (see ``_client_heads``); the
+            # bytes it writes for the stand-in are not sent.
+            self.h11.send(event)
+            self.h11.send(END_OF_MESSAGE)
         except h11.LocalProtocolError as exc:
             raise ValueError(f"cannot send this HTTP request: {exc}") from exc
+        data = head if body is None else b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body)
         try:
             await self.stream.send_all(data)
         except (trio.BrokenResourceError, OSError) as exc:
@@ -271,6 +279,7 @@ class ConnectionPool:
         self._connect_timeout = connect_timeout
         self._max_header_size = max_header_size
         self._idle: list[HttpConnection] = []
+        self._heads = RequestHeads()
         self._max_connecting = max_connecting
         self._connecting = 0
         #: Checkouts waiting for a connection given back or an opening slot ...
@@ -308,7 +317,7 @@ class ConnectionPool:
                 f"connecting to {origin.authority} took longer than {self._connect_timeout:g} s"
             )
         self.opened += 1
-        return HttpConnection(stream, max_header_size=self._max_header_size)
+        return HttpConnection(stream, max_header_size=self._max_header_size, heads=self._heads)
 
     async def _take(self, fresh: bool) -> HttpConnection:
         while True:
