@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import ssl
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -134,7 +135,7 @@ async def open_tcp(host: str, port: int) -> trio.SocketStream:
 class HttpConnection:
     """One HTTP/1.1 connection (h11 state machine plus its Trio stream)."""
 
-    __slots__ = ("_got_bytes", "h11", "heads", "idle_since", "reused", "stream")
+    __slots__ = ("_fd", "_got_bytes", "h11", "heads", "idle_since", "reused", "stream")
 
     def __init__(
         self,
@@ -150,6 +151,13 @@ class HttpConnection:
         self.reused = False
         self.idle_since = 0.0
         self._got_bytes = False
+        #: The socket's descriptor for reads and writes without a scheduler round
+        #: (plain TCP on POSIX; -1 otherwise): see :meth:`_write` and :meth:`_read`.
+        self._fd = (
+            stream.socket.fileno()
+            if type(stream) is trio.SocketStream and os.name == "posix"
+            else -1
+        )
 
     def next_cycle(self) -> None:
         """Ready the connection for its next exchange (it goes idle now)."""
@@ -178,9 +186,39 @@ class HttpConnection:
             raise ValueError(f"cannot send this HTTP request: {exc}") from exc
         data = head if body is None else b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body)
         try:
-            await self.stream.send_all(data)
+            await self._write(data)
         except (trio.BrokenResourceError, OSError) as exc:
             raise HttpTransportError(f"sending failed: {exc}", stale=self.reused) from exc
+
+    async def _write(self, data: bytes) -> None:
+        """``send_all``, but a request the socket takes whole is written at once.
+
+        A Trio socket write always ends with a scheduler round (a checkpoint), one per
+        request; the exchange parks for its answer right after anyway. What the socket
+        buffer does not take goes through ``send_all``."""
+        if self._fd >= 0:
+            await trio.lowlevel.checkpoint_if_cancelled()
+            try:
+                sent = os.write(self._fd, data)
+            except BlockingIOError:
+                sent = 0
+            if sent == len(data):
+                return
+            data = data[sent:]
+        await self.stream.send_all(data)
+
+    async def _read(self) -> bytes:
+        """The next bytes (``b""`` at EOF), once the stream has some.
+
+        After ``wait_for_bytes`` the bytes are there: read them at once, without
+        ``receive_some``'s second scheduler round."""
+        await wait_for_bytes(self.stream)
+        if self._fd >= 0:
+            try:
+                return os.read(self._fd, _RECEIVE_SIZE)
+            except BlockingIOError:
+                pass
+        return bytes(await self.stream.receive_some(_RECEIVE_SIZE))
 
     async def _next_event(self) -> h11.Event:
         while True:
@@ -197,8 +235,7 @@ class HttpConnection:
                 assert isinstance(event, h11.Event)
                 return event
             try:
-                await wait_for_bytes(self.stream)
-                data = await self.stream.receive_some(_RECEIVE_SIZE)
+                data = await self._read()
             except (trio.BrokenResourceError, OSError) as exc:
                 raise HttpTransportError(
                     f"receiving failed: {exc}", stale=self.reused and not self._got_bytes
@@ -207,7 +244,7 @@ class HttpConnection:
                 raise HttpTransportError("the idle connection was closed", stale=True)
             self._got_bytes = self._got_bytes or bool(data)
             try:
-                self.h11.receive_data(bytes(data))
+                self.h11.receive_data(data)
             except h11.RemoteProtocolError as exc:  # pragma: no cover - h11 defers to next_event
                 raise HttpTransportError(f"malformed HTTP response: {exc}") from exc
 
