@@ -62,21 +62,8 @@ class RequestHeads:
         head h11 would not send."""
         key = (method, target, authority, framed, *headers)
         head = self._heads.get(key)
-        if head is None:
-            head = self._build(method, target, authority, headers, framed)
-            if len(self._heads) >= self._limit:
-                self._heads.clear()
-            self._heads[key] = head
-        return head
-
-    @staticmethod
-    def _build(
-        method: str,
-        target: str,
-        authority: str,
-        headers: Sequence[tuple[str, str]],
-        framed: bool,
-    ) -> tuple[h11.Request, bytes]:
+        if head is not None:
+            return head
         all_headers = [("Host", authority), *headers]
         if framed:
             all_headers.append(("Content-Length", "0"))
@@ -87,4 +74,7 @@ class RequestHeads:
             # h11 writes the headers in the order given, Host first: the length is last.
             assert data.endswith(_LENGTH_ZERO)
             data = data[: -len(_LENGTH_ZERO)]
-        return event, data
+        if len(self._heads) >= self._limit:
+            self._heads.clear()
+        self._heads[key] = head = (event, data)
+        return head
