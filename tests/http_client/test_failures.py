@@ -384,34 +384,3 @@ async def test_a_pool_keeps_its_connections_when_the_load_ebbs(
         nursery.cancel_scope.cancel()
     assert len(server.of("POST", "tools/call")) == 60
     assert opened == 12
-
-
-async def test_a_hundred_calls_are_on_the_wire_at_once_by_default(
-    clock: trio.testing.MockClock,
-) -> None:
-    """The default pool carries a hundred calls at once (one exchange per HTTP/1.1
-    connection): the server holds every answer until all hundred requests are in."""
-    arrived = 0
-    all_in = trio.Event()
-
-    async def gather(request: FakeRequest, ex: Exchange) -> None:
-        nonlocal arrived
-        arrived += 1
-        if arrived == 100:
-            all_in.set()
-        await all_in.wait()
-        await ex.json(result(request, {"content": []}))
-
-    async with trio.open_nursery() as nursery:
-        server = await start_server(nursery, mcp_app({"tools/call": gather}))
-        with trio.fail_after(WAIT):
-            async with (
-                trimcp.open_client(
-                    StreamableHttp(url=server.url, listen=False), era="handshake"
-                ) as client,
-                trio.open_nursery() as calls,
-            ):
-                for _ in range(100):
-                    calls.start_soon(client.call_tool, "gather")
-        nursery.cancel_scope.cancel()
-    assert len(server.of("POST", "tools/call")) == 100

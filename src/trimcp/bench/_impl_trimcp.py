@@ -169,8 +169,7 @@ class HttpDriver(PeerCpu):
 
     ``kind`` picks the server: ``trimcp`` (the h11 engine, parked calls answered as SSE),
     ``trimcp-json`` (parked calls stay JSON-mode POSTs) or ``trimcp-hypercorn``. The
-    client has the default pool (100 connections: one per caller up to 100 in flight,
-    as the floor's client has) unless the workload asks for more.
+    client has at most 32 connections (its default) unless the workload asks for more.
     """
 
     def __init__(self, kind: str = "trimcp") -> None:
@@ -179,12 +178,7 @@ class HttpDriver(PeerCpu):
     @asynccontextmanager
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
         with http_server(self.kind, workload) as self.server:
-            url, connections = self.server.url, workload.connections
-            transport = (
-                streamable_http(url)
-                if connections is None
-                else streamable_http(url, max_connections=connections)
-            )
+            transport = streamable_http(self.server.url, max_connections=workload.connections or 32)
             async with connect_target(transport, workload) as target:
                 yield target
 

@@ -46,10 +46,9 @@ class StreamableHttp:
     """For ``https``; default ``ssl.create_default_context()``."""
     listen: bool = True
     """Open the standalone GET stream after initialization (handshake-era revisions)."""
-    max_connections: int = 100
-    """Live connections at once: HTTP/1.1 carries one exchange per connection, so this
-    is also how many calls are on the wire at once. Each SSE response holds one for its
-    duration; a send waits while all are busy."""
+    max_connections: int = 32
+    """Live connections at once. Each SSE response holds one for its duration; a send
+    waits while all are busy."""
     max_idle_connections: int | None = None
     """Keep-alive connections kept for reuse; ``None`` (default): as many as
     ``max_connections``. Each is closed once idle for ``idle_timeout``. Fewer means a
@@ -151,7 +150,7 @@ def streamable_http(
     headers: Mapping[str, str] | HeadersHook | None = None,
     ssl_context: ssl.SSLContext | None = None,
     listen: bool = True,
-    max_connections: int = 100,
+    max_connections: int = 32,
     max_message_size: int = 10 * 1024 * 1024,
     max_reconnects: int = 3,
     close_timeout: float = 2.0,
