@@ -357,3 +357,30 @@ async def test_a_pool_under_contention_keeps_the_connections_it_has(
         nursery.cancel_scope.cancel()
     assert len(server.of("POST", "tools/call")) == 240
     assert opened <= 4
+
+
+async def test_a_pool_keeps_its_connections_when_the_load_ebbs(
+    clock: trio.testing.MockClock,
+) -> None:
+    """By default as many connections stay idle as may be live: waves of callers with
+    quiet moments between them (nobody waiting when a connection comes back) reuse the
+    connections of the first wave instead of closing some and opening them again."""
+
+    async def quick(request: FakeRequest, ex: Exchange) -> None:
+        await trio.sleep(0.01)
+        await ex.json(result(request, {"content": []}))
+
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app({"tools/call": quick}))
+        transport = StreamableHttp(url=server.url, listen=False, max_connections=12)
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(transport, era="handshake") as client:
+                for _ in range(5):
+                    async with trio.open_nursery() as wave:
+                        for _ in range(12):
+                            wave.start_soon(client.call_tool, "quick")
+                    await trio.sleep(0.1)  # the load ebbs: every connection is idle
+                opened = client.session.channel.pool.opened  # type: ignore[attr-defined]
+        nursery.cancel_scope.cancel()
+    assert len(server.of("POST", "tools/call")) == 60
+    assert opened == 12

@@ -49,8 +49,11 @@ class StreamableHttp:
     max_connections: int = 32
     """Live connections at once. Each SSE response holds one for its duration; a send
     waits while all are busy."""
-    max_idle_connections: int = 8
-    """Keep-alive connections kept for reuse."""
+    max_idle_connections: int | None = None
+    """Keep-alive connections kept for reuse; ``None`` (default): as many as
+    ``max_connections``. Each is closed once idle for ``idle_timeout``. Fewer means a
+    client whose load ebbs for a moment closes connections it opens again an instant
+    later (a connect and an accept on both sides per reopening)."""
     max_connecting: int = 16
     """Connections being opened at once. Past it, a send waits for a connection given
     back or an opening slot, whichever comes first: a burst of sends (a thousand calls
@@ -112,7 +115,11 @@ class StreamableHttp:
             parse_url(self.url),
             ssl_context=self.ssl_context,
             max_connections=self.max_connections,
-            max_idle=self.max_idle_connections,
+            max_idle=(
+                self.max_connections
+                if self.max_idle_connections is None
+                else self.max_idle_connections
+            ),
             max_connecting=self.max_connecting,
             idle_timeout=self.idle_timeout,
             connect_timeout=self.connect_timeout,

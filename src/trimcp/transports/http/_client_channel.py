@@ -155,8 +155,7 @@ class HttpClientChannel:
         Its own, not the caller's: breaking the channel cancels these tasks only, and
         the session above learns of it from ``receive()`` (every waiting call fails
         with :class:`~trimcp.ConnectionClosedError`), so the code using the client is
-        never cancelled from under it.
-        """
+        never cancelled from under it."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             task_status.started()
@@ -286,7 +285,10 @@ class HttpClientChannel:
         for one in message if isinstance(message, list) else [message]:
             if isinstance(one, Response | ErrorResponse) and one.id is not None:
                 self._outstanding.pop(one.id, None)
-            await self._queue_in.send(one)
+            try:  # taken at once when there is room: no scheduler round
+                self._queue_in.send_nowait(one)
+            except trio.WouldBlock:
+                await self._queue_in.send(one)
 
     async def fail(self, request_id: RequestId, error: ErrorObject) -> None:
         """Answer ``request_id`` locally with ``error`` (if it still waits)."""
@@ -330,7 +332,6 @@ class HttpClientChannel:
 
     async def forget_session(self, old: str) -> bool:
         """Drop session ``old``: its GET stream, and its calls in flight fail as expired.
-
         Returns whether the GET stream was open (to be reopened on the new session).
         """
         self.session_id = None
@@ -458,8 +459,7 @@ class HttpClientChannel:
                         # Not bound here: a parked call's stream would keep the head alive.
                         response = await conn.receive_response()
                         if gate is None or not gate.is_challenge(response):
-                            if gate is not None:
-                                assert info is not None
+                            if gate is not None and info is not None:
                                 gate.observe(info, response)
                             return await self._on_response(message, conn, response, sent, bounce)
                         challenge = await gate.read(conn, response)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import ssl
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -28,6 +29,7 @@ import h11
 import trio
 
 from .._readable import wait_for_bytes
+from ._client_heads import END_OF_MESSAGE, RequestHeads
 
 __all__ = [
     "ConnectionPool",
@@ -133,14 +135,29 @@ async def open_tcp(host: str, port: int) -> trio.SocketStream:
 class HttpConnection:
     """One HTTP/1.1 connection (h11 state machine plus its Trio stream)."""
 
-    __slots__ = ("_got_bytes", "h11", "idle_since", "reused", "stream")
+    __slots__ = ("_fd", "_got_bytes", "h11", "heads", "idle_since", "reused", "stream")
 
-    def __init__(self, stream: trio.abc.Stream, *, max_header_size: int) -> None:
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        *,
+        max_header_size: int,
+        heads: RequestHeads | None = None,
+    ) -> None:
         self.stream = stream
+        #: Checked request heads, shared by the connections of one pool.
+        self.heads = RequestHeads() if heads is None else heads
         self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=max_header_size)
         self.reused = False
         self.idle_since = 0.0
         self._got_bytes = False
+        #: The socket's descriptor for reads and writes without a scheduler round
+        #: (plain TCP on POSIX; -1 otherwise): see :meth:`_write` and :meth:`_read`.
+        self._fd = (
+            stream.socket.fileno()
+            if type(stream) is trio.SocketStream and os.name == "posix"
+            else -1
+        )
 
     def next_cycle(self) -> None:
         """Ready the connection for its next exchange (it goes idle now)."""
@@ -157,22 +174,51 @@ class HttpConnection:
         self, method: str, origin: Origin, headers: Headers, body: bytes | None
     ) -> None:
         """Write one whole request."""
-        all_headers = [("Host", origin.authority), *headers]
-        if body is not None:
-            all_headers.append(("Content-Length", str(len(body))))
         try:
-            data = self.h11.send(
-                h11.Request(method=method, target=origin.target, headers=all_headers)
+            event, head = self.heads.get(
+                method, origin.target, origin.authority, headers, body is not None
             )
-            if body:
-                data = (data or b"") + (self.h11.send(h11.Data(data=body)) or b"")
-            data = (data or b"") + (self.h11.send(h11.EndOfMessage()) or b"")
+            # h11's state moves as for the real request (see ``_client_heads``); the
+            # bytes it writes for the stand-in are not sent.
+            self.h11.send(event)
+            self.h11.send(END_OF_MESSAGE)
         except h11.LocalProtocolError as exc:
             raise ValueError(f"cannot send this HTTP request: {exc}") from exc
+        data = head if body is None else b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body)
         try:
-            await self.stream.send_all(data)
+            await self._write(data)
         except (trio.BrokenResourceError, OSError) as exc:
             raise HttpTransportError(f"sending failed: {exc}", stale=self.reused) from exc
+
+    async def _write(self, data: bytes) -> None:
+        """``send_all``, but a request the socket takes whole is written at once.
+
+        A Trio socket write always ends with a scheduler round (a checkpoint), one per
+        request; the exchange parks for its answer right after anyway. What the socket
+        buffer does not take goes through ``send_all``."""
+        if self._fd >= 0:
+            await trio.lowlevel.checkpoint_if_cancelled()
+            try:
+                sent = os.write(self._fd, data)
+            except BlockingIOError:
+                sent = 0
+            if sent == len(data):
+                return
+            data = data[sent:]
+        await self.stream.send_all(data)
+
+    async def _read(self) -> bytes:
+        """The next bytes (``b""`` at EOF), once the stream has some.
+
+        After ``wait_for_bytes`` the bytes are there: read them at once, without
+        ``receive_some``'s second scheduler round."""
+        await wait_for_bytes(self.stream)
+        if self._fd >= 0:
+            try:
+                return os.read(self._fd, _RECEIVE_SIZE)
+            except BlockingIOError:
+                pass
+        return bytes(await self.stream.receive_some(_RECEIVE_SIZE))
 
     async def _next_event(self) -> h11.Event:
         while True:
@@ -189,8 +235,7 @@ class HttpConnection:
                 assert isinstance(event, h11.Event)
                 return event
             try:
-                await wait_for_bytes(self.stream)
-                data = await self.stream.receive_some(_RECEIVE_SIZE)
+                data = await self._read()
             except (trio.BrokenResourceError, OSError) as exc:
                 raise HttpTransportError(
                     f"receiving failed: {exc}", stale=self.reused and not self._got_bytes
@@ -199,7 +244,7 @@ class HttpConnection:
                 raise HttpTransportError("the idle connection was closed", stale=True)
             self._got_bytes = self._got_bytes or bool(data)
             try:
-                self.h11.receive_data(bytes(data))
+                self.h11.receive_data(data)
             except h11.RemoteProtocolError as exc:  # pragma: no cover - h11 defers to next_event
                 raise HttpTransportError(f"malformed HTTP response: {exc}") from exc
 
@@ -271,6 +316,7 @@ class ConnectionPool:
         self._connect_timeout = connect_timeout
         self._max_header_size = max_header_size
         self._idle: list[HttpConnection] = []
+        self._heads = RequestHeads()
         self._max_connecting = max_connecting
         self._connecting = 0
         #: Checkouts waiting for a connection given back or an opening slot ...
@@ -308,7 +354,7 @@ class ConnectionPool:
                 f"connecting to {origin.authority} took longer than {self._connect_timeout:g} s"
             )
         self.opened += 1
-        return HttpConnection(stream, max_header_size=self._max_header_size)
+        return HttpConnection(stream, max_header_size=self._max_header_size, heads=self._heads)
 
     async def _take(self, fresh: bool) -> HttpConnection:
         while True:
