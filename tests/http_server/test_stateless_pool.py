@@ -15,6 +15,7 @@ import trio
 import trio.testing
 
 import trimcp
+from trimcp.middleware import RateLimit
 
 from ..stateless._http import stateless_headers
 from ..stateless._support import meta
@@ -122,3 +123,28 @@ async def test_work_a_post_detached_ends_with_it_and_its_session_is_not_lent() -
         await trio.testing.wait_all_tasks_blocked()
         assert len(client.app.manager) == 0  # not kept for the next POST
         assert (await _answer(_call(client, 2, "echo", text="next")))["id"] == 2
+
+
+async def test_an_answer_over_the_output_budget_is_refused_under_the_clients_id() -> None:
+    limits = trimcp.HttpServerLimits(output_session_bytes=256)
+    async with running(make_server(), limits=limits) as client:
+        for request_id in (7, "seven"):  # and the session it borrowed serves the next
+            exchange = _call(client, request_id, "echo", text="x" * 4096)
+            with trio.fail_after(10):
+                await exchange.complete.wait()
+            refused = exchange.json
+            assert refused["id"] == request_id
+            assert "output budget" in refused["error"]["message"]
+        fits = await _answer(_call(client, 8, "echo", text="small"))
+        assert fits["id"] == 8
+
+
+async def test_posts_that_borrow_one_session_never_share_a_rate_limit_bucket() -> None:
+    server = make_server()
+    RateLimit(rate=0.001, burst=1).install(server.middlewares)
+    async with running(server) as client:
+        for n in range(3):  # one session lent three times: each borrower its own bucket
+            answer = await _answer(_call(client, n, "echo", text="hi"))
+            assert answer["result"]["content"][0]["text"] == "hi"
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(server.sessions) == 1

@@ -2,8 +2,9 @@
 lends it a pooled one.
 
 For any mix of POSTs, one after another or at once: no POST is answered from a private
-cache entry another left, every POST gets its own id back, and what a handler detached
-has ended by the time its POST is answered and the server is idle.
+cache entry another left, every POST gets its own id back (an answer the output budget
+refuses included), and what a handler detached has ended by the time its POST is
+answered and the server is idle.
 """
 
 from __future__ import annotations
@@ -26,10 +27,13 @@ from ..stateless._http import stateless_headers
 from ..stateless._support import meta
 
 _OPS = st.lists(
-    st.lists(st.sampled_from(["read", "detach", "echo"]), min_size=1, max_size=4),
+    st.lists(st.sampled_from(["read", "detach", "echo", "big"]), min_size=1, max_size=4),
     min_size=1,
     max_size=5,
 )  # batches run one after another; the POSTs of a batch at once
+
+#: A session's output budget: a "big" answer is twice as large, and refused.
+_BUDGET = 2048
 
 
 def _server(lingering: dict[str, int]) -> trimcp.Server:
@@ -54,8 +58,9 @@ async def _post(client: AsgiClient, request_id: int, op: str) -> dict[str, Any]:
     if op == "read":
         method, params = "resources/read", {"uri": "memo://today"}
     else:
-        arguments = {"text": "x"} if op == "echo" else {}
-        method, params = "tools/call", {"name": op, "arguments": arguments}
+        text = "x" * _BUDGET * 2 if op == "big" else "x"
+        arguments = {"text": text} if op in ("echo", "big") else {}
+        method, params = "tools/call", {"name": op.replace("big", "echo"), "arguments": arguments}
     params = {**params, "_meta": meta()}
     body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
     headers = dict(BASE, **stateless_headers(method, params))
@@ -74,12 +79,14 @@ async def _run(batches: list[list[str]]) -> None:
     cache.install(server.middlewares)
     reads: list[str] = []
     ids = iter(range(1, 1000))
-    async with running(server) as client:
+    limits = trimcp.HttpServerLimits(output_session_bytes=_BUDGET)
+    async with running(server, limits=limits) as client:
         for batch in batches:
 
             async def one(op: str, request_id: int) -> None:
                 answer = await _post(client, request_id, op)
                 assert answer["id"] == request_id
+                assert ("error" in answer) == (op == "big")
                 if op == "read":
                     reads.append(answer["result"]["contents"][0]["text"])
 

@@ -52,13 +52,13 @@ KeyFunction = Callable[[Session, Request], Hashable | None]
 def per_session(session: Session, request: Request) -> Hashable:
     """One bucket per session (the default).
 
-    A stateless-era POST over HTTP is a session of its own: the server lends it one of
-    a pool of idle sessions, which serves unrelated callers one after another, so its
-    key is the request (whose id the server chose, never reused). Key such requests by
-    principal (:func:`per_principal`) or by a function of your own to group them."""
-    if getattr(session.channel, "stateless_era", False):
-        return (session, request.id)
-    return session
+    A session whose channel is lent to one caller at a time (a stateless-era POST over
+    HTTP borrows one of a pool of idle sessions) is keyed by its channel's ``lease``,
+    a fresh object per borrower: unrelated callers never share a bucket. Key such
+    requests by principal (:func:`per_principal`) or by a function of your own to
+    group them."""
+    lease = getattr(session.channel, "lease", None)
+    return session if lease is None else lease
 
 
 def per_principal(session: Session, request: Request) -> Hashable | None:

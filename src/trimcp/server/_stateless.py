@@ -280,8 +280,11 @@ class EraFront:
         """``Mcp-Param-*`` against the arguments (stateless HTTP POSTs only; see
         :mod:`._param_headers`)."""
         channel = ctx.session_object.channel
-        headers = getattr(channel, "param_headers", None)
-        if not getattr(channel, "stateless_era", False) or not isinstance(headers, dict):
+        if not getattr(channel, "stateless_era", False):
+            return
+        read = getattr(channel, "param_headers", None)
+        headers = read(ctx.request_id) if callable(read) else None
+        if not isinstance(headers, dict):
             return
         name = params.get("name")
         tool = self.server.tools.get(name) if isinstance(name, str) else None

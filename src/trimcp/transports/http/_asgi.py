@@ -81,7 +81,7 @@ from ._guards import (
 )
 from ._hosts import HostPolicy, check_host_and_origin
 from ._legacy_sse import LegacySseEndpoint
-from ._modern_post import check_modern_post, is_modern_post, param_headers, status_for
+from ._modern_post import check_modern_post, is_modern_post, status_for
 from ._replicas import Replicas
 from ._server_limits import HttpServerLimits
 from ._sessions import HttpSessionChannel
@@ -393,14 +393,13 @@ class StreamableHttpApp(SessionRoutes):
         # before. Any other request borrows an idle one (take_stateless).
         listen = message.method == "subscriptions/listen"
         channel = manager.take_stateless(pooled=not listen)
-        channel.param_headers = param_headers(headers)
         if not listen:
             inner = Request(id=manager.request_id(), method=message.method, params=message.params)
             channel.wire_ids[inner.id] = message.id
             message = inner
-        await serve_post(
-            channel, [message], [message], receive, send, self.limits, status_for,
-            self.draining, manager.terminate if listen else manager.recycle, caller, headers,
+        await self._serve_post(
+            channel, [message], [message], receive, send, status=status_for, caller=caller,
+            headers=headers, terminate=manager.terminate if listen else manager.recycle,
         )  # fmt: skip
 
     def _decode(self, body: bytes, channel: HttpSessionChannel | None) -> list[Message]:
@@ -472,9 +471,11 @@ class StreamableHttpApp(SessionRoutes):
         status: Callable[[int], int] | None = None,
         caller: Caller | None = None,
         headers: Headers | None = None,
+        terminate: Callable[[HttpSessionChannel], object] | None = None,
     ) -> Awaitable[None]:
         # serve_post's awaitable, handed back: a parked POST keeps no frame here.
+        # ``terminate``: what becomes of a session made for this POST (it ends).
         return serve_post(
             channel, messages, requests, receive, send, self.limits, status, self.draining,
-            self.manager.terminate, caller, headers,
+            self.manager.terminate if terminate is None else terminate, caller, headers,
         )  # fmt: skip

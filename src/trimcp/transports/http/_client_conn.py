@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import os
 import ssl
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -28,6 +27,7 @@ import attrs
 import h11
 import trio
 
+from .._direct import read_now, write_now
 from .._readable import wait_for_bytes
 from ._client_heads import END_OF_MESSAGE, RequestHeads
 
@@ -135,7 +135,7 @@ async def open_tcp(host: str, port: int) -> trio.SocketStream:
 class HttpConnection:
     """One HTTP/1.1 connection (h11 state machine plus its Trio stream)."""
 
-    __slots__ = ("_fd", "_got_bytes", "h11", "heads", "idle_since", "reused", "stream")
+    __slots__ = ("_got_bytes", "h11", "heads", "idle_since", "reused", "stream")
 
     def __init__(
         self,
@@ -151,13 +151,6 @@ class HttpConnection:
         self.reused = False
         self.idle_since = 0.0
         self._got_bytes = False
-        #: The socket's descriptor for reads and writes without a scheduler round
-        #: (plain TCP on POSIX; -1 otherwise): see :meth:`_write` and :meth:`_read`.
-        self._fd = (
-            stream.socket.fileno()
-            if type(stream) is trio.SocketStream and os.name == "posix"
-            else -1
-        )
 
     def next_cycle(self) -> None:
         """Ready the connection for its next exchange (it goes idle now)."""
@@ -195,30 +188,22 @@ class HttpConnection:
 
         A Trio socket write always ends with a scheduler round (a checkpoint), one per
         request; the exchange parks for its answer right after anyway. What the socket
-        buffer does not take goes through ``send_all``."""
-        if self._fd >= 0:
-            await trio.lowlevel.checkpoint_if_cancelled()
-            try:
-                sent = os.write(self._fd, data)
-            except BlockingIOError:
-                sent = 0
-            if sent == len(data):
-                return
-            data = data[sent:]
-        await self.stream.send_all(data)
+        buffer does not take goes through ``send_all`` (see :mod:`.._direct`)."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        sent = write_now(self.stream, data)
+        if sent < len(data):
+            await self.stream.send_all(data[sent:] if sent else data)
 
     async def _read(self) -> bytes:
         """The next bytes (``b""`` at EOF), once the stream has some.
 
         After ``wait_for_bytes`` the bytes are there: read them at once, without
-        ``receive_some``'s second scheduler round."""
+        ``receive_some``'s second scheduler round (see :mod:`.._direct`)."""
         await wait_for_bytes(self.stream)
-        if self._fd >= 0:
-            try:
-                return os.read(self._fd, _RECEIVE_SIZE)
-            except BlockingIOError:
-                pass
-        return bytes(await self.stream.receive_some(_RECEIVE_SIZE))
+        data = read_now(self.stream, _RECEIVE_SIZE)
+        if data is None:
+            return bytes(await self.stream.receive_some(_RECEIVE_SIZE))
+        return data
 
     async def _next_event(self) -> h11.Event:
         while True:

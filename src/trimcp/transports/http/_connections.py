@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from operator import attrgetter
 from typing import Final, final
 
 import trio
 
+from ._fairness import oldest_of_heaviest
 from ._server_limits import HttpServerLimits
 
 __all__ = ["ConnectionTable", "Ticket", "turn_away"]
@@ -159,11 +161,9 @@ class ConnectionTable:
         return Ticket(self, key)
 
     def _shed_one(self) -> bool:
-        if not self._waiting:
+        victim = oldest_of_heaviest(self._waiting, attrgetter("key"))
+        if victim is None:
             return False
-        counts = Counter(ticket.key for ticket in self._waiting)
-        heaviest = max(counts, key=lambda key: counts[key])
-        victim = next(ticket for ticket in self._waiting if ticket.key == heaviest)
         self.shed += 1
         victim.drop()
         return True

@@ -13,15 +13,22 @@ budget.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
-from collections.abc import MutableMapping
-from typing import Any
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, MutableMapping, Sequence
+from typing import Any, TypeVar
 
-__all__ = ["address_key", "client_key"]
+__all__ = ["address_key", "client_key", "oldest_of_heaviest"]
+
+_T = TypeVar("_T")
 
 
+@functools.lru_cache(maxsize=1024)
 def address_key(host: str) -> str:
-    """The budget key of a peer address: itself, or its /64 for IPv6."""
+    """The budget key of a peer address: itself, or its /64 for IPv6. Every request
+    asks for it: the last 1024 addresses' keys are kept (parsing an address is not
+    free)."""
     try:
         address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
@@ -45,3 +52,16 @@ def client_key(scope: MutableMapping[str, Any], principal: str | None = None) ->
     if not client:
         return None
     return address_key(str(client[0]))
+
+
+def oldest_of_heaviest(entries: Iterable[_T], key: Callable[[_T], Hashable]) -> _T | None:
+    """Whom to shed when a table is full: the oldest of ``entries`` (given oldest
+    first) whose client, ``key(entry)``, holds the most of them; ``None`` when there
+    are none. Shedding the heaviest client's first makes one client's flood cost that
+    client, not the others."""
+    ordered: Sequence[_T] = entries if isinstance(entries, Sequence) else list(entries)
+    if not ordered:
+        return None
+    counts = Counter(key(entry) for entry in ordered)
+    heaviest = max(counts, key=counts.__getitem__)
+    return next(entry for entry in ordered if key(entry) == heaviest)

@@ -10,9 +10,10 @@ None of them reads the body or touches the session table.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Sequence
-from typing import Any, Final, final
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final, TypeVar, final
 
 from trimcp.wire import INVALID_REQUEST, RequestId
 
@@ -121,17 +122,38 @@ def check_framing(headers: Headers, max_header_bytes: int) -> None:
         raise HttpError(400, "Bad Request: invalid Content-Length", close=True)
 
 
-def _media_types(value: str | None) -> set[str]:
+#: Header values parsed per request are kept when at most this long (clients send the
+#: same few values over and over), the last :data:`PARSED_KEPT` of them: a bound on
+#: what a client sending ever new values can make the server hold.
+PARSED_MAX_LEN: Final = 256
+PARSED_KEPT: Final = 256
+
+_T = TypeVar("_T")
+
+
+def kept(parse: Callable[[str], _T]) -> Callable[[str], _T]:
+    """``parse``, its results for short values kept (see :data:`PARSED_MAX_LEN`)."""
+    cached = functools.lru_cache(maxsize=PARSED_KEPT)(parse)
+
+    @functools.wraps(parse)
+    def parse_kept(value: str) -> _T:
+        return cached(value) if len(value) <= PARSED_MAX_LEN else parse(value)
+
+    return parse_kept
+
+
+@kept
+def _media_types(value: str) -> frozenset[str]:
+    """The media types a header value lists, without parameters."""
     if not value:
-        return set()
-    return {part.split(";", 1)[0].strip().lower() for part in value.split(",")}
+        return frozenset()
+    return frozenset(part.split(";", 1)[0].strip().lower() for part in value.split(","))
 
 
 def accepts(headers: Headers, *media_types: str) -> bool:
     """Whether ``Accept`` admits every one of ``media_types`` (wildcards count)."""
-    offered = set()
-    for value in headers.get_all("accept"):
-        offered |= _media_types(value)
+    values = headers.get_all("accept")
+    offered = frozenset().union(*map(_media_types, values))
     if "*/*" in offered:
         return True
     return all(mt in offered or mt.split("/")[0] + "/*" in offered for mt in media_types)
@@ -139,7 +161,7 @@ def accepts(headers: Headers, *media_types: str) -> bool:
 
 def is_json_content_type(headers: Headers) -> bool:
     """``Content-Type: application/json``, parameters (``charset=utf-8``) allowed."""
-    return _media_types(headers.get("content-type")) == {"application/json"}
+    return _media_types(headers.get("content-type") or "") == {"application/json"}
 
 
 def check_session_id(value: str) -> None:

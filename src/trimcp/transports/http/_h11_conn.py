@@ -34,6 +34,7 @@ from urllib.parse import unquote
 import h11
 import trio
 
+from .._direct import read_now, write_now
 from .._readable import wait_for_bytes
 from ..websocket._limits import WebSocketLimits
 from ._asgi_io import BODY_BUFFERED, Scope
@@ -88,6 +89,10 @@ def _error_response(status: int, message: str) -> tuple[h11.Response, bytes]:
 @final
 class H11Connection:
     """Serve the requests of one accepted connection with ``app`` until it ends."""
+
+    #: The app's ``send`` need not bound its writes in time: :meth:`_write` does
+    #: (``send_timeout``), and only when a write cannot complete at once.
+    bounds_writes: Final = True
 
     __slots__ = (
         "app",
@@ -186,11 +191,13 @@ class H11Connection:
                 try:
                     while event is h11.NEED_DATA:
                         data = await self._read()
-                        if data and not began:
-                            began = True
-                            scope.deadline = trio.current_time() + self._timeout(began)
                         self.h11.receive_data(data)
                         event = self.h11.next_event()
+                        if data and not began and event is h11.NEED_DATA:
+                            # A head that began but is not whole: its own deadline now
+                            # (a head that came whole in one read needs none).
+                            began = True
+                            scope.deadline = trio.current_time() + self._timeout(began)
                 finally:
                     if self.ticket is not None:
                         self.ticket.working()
@@ -236,9 +243,18 @@ class H11Connection:
         return self.limits.header_timeout if began else self.limits.keep_alive_timeout
 
     async def _read(self) -> bytes:
+        """The next bytes (``b""`` once the client is gone). Bytes already there are
+        taken without a scheduler round; otherwise the task parks until there are some
+        (see :mod:`.._direct`)."""
         try:
-            data = await self.stream.receive_some(RECEIVE_SIZE)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            await trio.lowlevel.checkpoint_if_cancelled()
+            data = read_now(self.stream, RECEIVE_SIZE)
+            if data is None:
+                await wait_for_bytes(self.stream)
+                data = read_now(self.stream, RECEIVE_SIZE)
+                if data is None:  # not a plain socket, or woken without bytes after all
+                    data = await self.stream.receive_some(RECEIVE_SIZE)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             data = b""
         if not data:
             self.broken = True
@@ -436,11 +452,27 @@ class H11Connection:
         await self._write(data)
 
     async def _write(self, data: bytes) -> None:
+        """Write ``data`` whole, within ``send_timeout`` (the app's ``send`` leaves the
+        deadline to the server: :attr:`bounds_writes`). What the socket buffer takes at
+        once goes without a scheduler round or a deadline (see :mod:`.._direct`)."""
         try:
-            await self.stream.send_all(data)
+            await trio.lowlevel.checkpoint_if_cancelled()
+            try:
+                sent = write_now(self.stream, data)
+            except OSError as exc:  # a reset or a broken pipe, as send_all would say
+                raise trio.BrokenResourceError(str(exc)) from exc
+            if sent == len(data):
+                return
+            with trio.move_on_after(self.limits.send_timeout) as scope:
+                await self.stream.send_all(data[sent:] if sent else data)
         except BaseException:
             self.broken = True  # a write cut short (reset, or cancelled by a timeout)
             raise
+        if scope.cancelled_caught:
+            self.broken = True
+            raise trio.BrokenResourceError(
+                f"a write took over {self.limits.send_timeout:g} s: the client is not reading"
+            )
 
     # ------------------------------------------------------------------ closing
     async def linger(self) -> None:

@@ -34,7 +34,7 @@ from typing import Any, Final, final
 
 import attrs
 
-from ._guards import SERVER_ERROR, Headers, HttpError
+from ._guards import SERVER_ERROR, Headers, HttpError, kept
 
 __all__ = [
     "ANY_HOST",
@@ -69,6 +69,7 @@ def is_loopback(host: str | None) -> bool:
         return host == "localhost"
 
 
+@kept
 def parse_authority(value: str) -> tuple[str, int | None] | None:
     """``host[:port]`` -> (normalised host, port), or ``None`` when it is malformed.
 
@@ -94,6 +95,7 @@ def parse_authority(value: str) -> tuple[str, int | None] | None:
     return name, port
 
 
+@kept
 def parse_origin(value: str) -> tuple[str, str, int] | None:
     """``scheme://host[:port]`` -> (scheme, host, port), or ``None`` when malformed;
     a missing port is the scheme's default."""

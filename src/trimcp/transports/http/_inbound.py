@@ -15,8 +15,6 @@ what happens to a read body is bounded by the session's queues.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Final, final
 
 from ._budget import ByteBudget
@@ -30,14 +28,40 @@ BUSY: Final = "Server busy: too many request bytes being received; retry later"
 
 @final
 class BodyReservation:
-    """The bytes one body being received holds (see :meth:`InboundBudget.receiving`)."""
+    """The bytes one body being received holds (see :meth:`InboundBudget.receiving`):
+    a context manager that gives them back, and lets go of its client's budget, when
+    the body is read. A plain class rather than a generator: every request makes one."""
 
-    __slots__ = ("_budget", "_retry_after", "held")
+    __slots__ = ("_budget", "_client", "_inbound", "_retry_after", "held")
 
-    def __init__(self, budget: ByteBudget, retry_after: int) -> None:
-        self._budget = budget
-        self._retry_after = retry_after
+    def __init__(self, inbound: InboundBudget, client: str | None) -> None:
+        self._inbound = inbound
+        self._client = client
+        self._budget = inbound.total  # the client's own once entered
+        self._retry_after = inbound.retry_after
         self.held = 0
+
+    def __enter__(self) -> BodyReservation:
+        inbound, client = self._inbound, self._client
+        budget = inbound._clients.get(client)
+        if budget is None:
+            budget = inbound._clients[client] = ByteBudget(inbound.client_limit, inbound.total)
+        inbound._users[client] = inbound._users.get(client, 0) + 1
+        self._budget = budget
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        budget = self._budget
+        budget.give(self.held)
+        self.held = 0
+        inbound, client = self._inbound, self._client
+        users = inbound._users[client] - 1
+        if users:
+            inbound._users[client] = users
+        else:
+            del inbound._users[client]
+            del inbound._clients[client]
+            budget.close()
 
     def take(self, size: int) -> None:
         """Hold ``size`` more bytes; :class:`HttpError` 503 (connection closed) if they
@@ -76,23 +100,7 @@ class InboundBudget:
         budget = self._clients.get(client)
         return 0 if budget is None else budget.used
 
-    @contextmanager
-    def receiving(self, client: str | None) -> Iterator[BodyReservation]:
+    def receiving(self, client: str | None) -> BodyReservation:
         """Count a body of ``client`` (``None``: a client without a known address or
         identity; those share one budget) while the ``with`` block receives it."""
-        budget = self._clients.get(client)
-        if budget is None:
-            budget = self._clients[client] = ByteBudget(self.client_limit, self.total)
-        self._users[client] = self._users.get(client, 0) + 1
-        reservation = BodyReservation(budget, self.retry_after)
-        try:
-            yield reservation
-        finally:
-            budget.give(reservation.held)
-            users = self._users[client] - 1
-            if users:
-                self._users[client] = users
-            else:
-                del self._users[client]
-                del self._clients[client]
-                budget.close()
+        return BodyReservation(self, client)

@@ -66,6 +66,7 @@ from ._budget import ByteBudget
 from ._event_store import EventStore
 from ._guards import SERVER_ERROR, Headers, HttpError
 from ._handshake import note_initialized
+from ._modern_post import param_headers
 from ._request_stream import RequestStream, over_budget
 from ._server_limits import HttpServerLimits
 from ._shared_channel import SharedRouting
@@ -131,8 +132,10 @@ class HttpSessionChannel:
         #: A stateless-era POST's channel (2026-07-28): its one request carries its own
         #: version and capabilities; the server serves it without a handshake.
         self.stateless_era = False
-        #: That POST's ``Mcp-Param-*`` headers, for the engine to check against the body.
-        self.param_headers: dict[str, list[str]] = {}
+        #: Who borrowed this pooled channel now: a fresh object per stateless-era POST
+        #: (``None`` otherwise), so that what is kept per caller (rate-limit buckets)
+        #: is never shared by the unrelated callers one session serves in turn.
+        self.lease: object | None = None
         #: Requests the session knows by an id of the server's choosing, to the id their
         #: client gave them, which their answers carry (a reused stateless-era session,
         #: see :meth:`~._sessions_manager.SessionManager.take_stateless`).
@@ -259,7 +262,7 @@ class HttpSessionChannel:
     ) -> None:
         if response_id is not None and self.wire_ids:
             assert isinstance(message, Response | ErrorResponse)
-            message = attrs.evolve(message, id=self.wire_ids.pop(response_id, response_id))
+            message = attrs.evolve(message, id=self.wire_ids.get(response_id, response_id))
         data = encode(message)
         final = response_id is not None
         if response_id is not None:
@@ -268,7 +271,8 @@ class HttpSessionChannel:
         if stream.mode == "pending":
             if final and (not stream.batch or stream.done):
                 stream.collected.append(data)
-                self._finish_json(stream)
+                self._finish_json(stream)  # it may still need the client's ids
+                self._forget_wire_ids(stream)
                 return
             if final:
                 stream.collected.append(data)
@@ -277,6 +281,13 @@ class HttpSessionChannel:
         await self._put_event(stream, data)
         if stream.over:
             self._end_stream(stream, stored=True)
+            self._forget_wire_ids(stream)
+
+    def _forget_wire_ids(self, stream: RequestStream) -> None:
+        """Drop the client's ids of ``stream``'s requests, all answered now."""
+        if self.wire_ids:
+            for request_id in stream.ids:
+                self.wire_ids.pop(request_id, None)
 
     def _finish_json(self, stream: RequestStream) -> None:
         stream.mode = "json"
@@ -349,6 +360,13 @@ class HttpSessionChannel:
         """The headers of the POST that carried request ``request_id`` while it runs."""
         stream = self._by_request.get(request_id)
         return None if stream is None else stream.headers
+
+    def param_headers(self, request_id: RequestId) -> dict[str, list[str]] | None:
+        """The ``Mcp-Param-*`` headers of the POST that carried request ``request_id``
+        (by lower-case parameter name), for the engine to check against its arguments;
+        ``None`` once it is not running. Read only for the requests that need them."""
+        headers = self.request_headers(request_id)
+        return None if headers is None else param_headers(headers)
 
     def in_flight(self, request_id: RequestId) -> bool:
         return request_id in self._by_request or request_id in self._swallow
@@ -543,7 +561,7 @@ class HttpSessionChannel:
     def reuse(self) -> None:
         """Forget what the last POST of an :attr:`idle` stateless-era channel left."""
         self.wire_ids.clear()
-        self.param_headers = {}
+        self.lease = None
         self._initialize_ids.clear()
 
     def touch(self) -> None:

@@ -33,7 +33,7 @@ from trimcp.nursery import Caller, MessageChannel
 from ._asgi_io import Receive, read_body
 from ._budget import ByteBudget
 from ._event_store import EventStore
-from ._fairness import client_key
+from ._fairness import client_key, oldest_of_heaviest
 from ._guards import SERVER_ERROR, HttpError
 from ._inbound import InboundBudget
 from ._server_limits import HttpServerLimits
@@ -186,16 +186,22 @@ class SessionManager:
         request costs no session built and torn down. The session knows each request
         by an id of the server's choosing (:meth:`request_id`), never reused, so a
         client's id can never meet one still unwinding there; the answer carries the
-        client's (``wire_ids``); its handler sees the server's. ``pooled=False``: a
-        new session, which the POST ends (:meth:`terminate`).
+        client's (``wire_ids``); its handler sees the server's. Each borrower gets a
+        ``lease`` of its own (what is kept per caller is keyed by it, not by the
+        session). ``pooled=False``: a new session, which the POST ends
+        (:meth:`terminate`).
         """
+        channel = None
         while pooled and self._pool:
             channel, _ = self._pool.popitem()
             if channel.idle:
-                return channel
+                break
             self.terminate(channel)
-        channel = self.create(stateless=True, resumable=False)
-        channel.stateless_era = True
+            channel = None
+        if channel is None:
+            channel = self.create(stateless=True, resumable=False)
+            channel.stateless_era = True
+        channel.lease = object()
         return channel
 
     def request_id(self) -> int:
@@ -279,11 +285,9 @@ class SessionManager:
     def _shed_handshake(self) -> bool:
         """End the oldest session still in its handshake, of the client with the most
         of them, to make room; ``False`` when none is."""
-        if not self._handshaking:
+        victim = oldest_of_heaviest(self._handshaking, self._client_of.get)
+        if victim is None:
             return False
-        pending = Counter(self._client_of.get(c) for c in self._handshaking)
-        heaviest = max(pending, key=lambda key: pending[key])
-        victim = next(c for c in self._handshaking if self._client_of.get(c) == heaviest)
         logger.info(
             "session table full: ended session %s, still in its handshake", victim.session_id
         )
