@@ -360,7 +360,10 @@ class H11Connection:
         prefetched = self.prefetched
         if prefetched is not None:
             self.prefetched = None
-            await trio.lowlevel.checkpoint()
+            # Read with the head already: no wait, so no scheduler round either (the
+            # app yields soon enough, waiting for its answer); a cancelled request
+            # still stops here.
+            await trio.lowlevel.checkpoint_if_cancelled()
             return prefetched
         if self.complete or self.broken:
             return _DISCONNECT
