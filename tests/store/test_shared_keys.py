@@ -4,11 +4,13 @@ process ends on another."""
 
 from __future__ import annotations
 
+import itertools
 from functools import partial
 from typing import Any
 
 import attrs
 import trio
+import trio.testing
 
 import trimcp
 from trimcp.store import RedisStore
@@ -124,3 +126,34 @@ async def test_the_ring_rotates_and_a_new_key_seals_once_every_process_has_it(
         token = sealer.seal({"m": "x"}, {"a": 1})
         assert token.split(".")[1] == k2[0]
         nursery.cancel_scope.cancel()
+
+
+async def test_the_keys_are_read_again_every_period_for_as_long_as_the_server_runs(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    from trimcp.server._http import KEY_REFRESH, _share_keys
+    from trimcp.transports.http import StoreUnavailable
+
+    reads: list[float] = []
+    used: list[list[tuple[str, bytes]]] = []
+
+    class _Store:
+        async def request_state_keys(self) -> list[tuple[str, bytes]]:
+            await trio.lowlevel.checkpoint()
+            reads.append(trio.current_time())
+            if len(reads) == 3:
+                raise StoreUnavailable("Redis is away")  # the keys held are kept
+            return [(f"k{len(reads)}", b"x" * 32)]
+
+    class _Sealer:
+        def use_keys(self, keys: list[tuple[str, bytes]]) -> None:
+            used.append(keys)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(_share_keys, _Store(), _Sealer())
+        assert len(used) == 1  # read before the server serves
+        await trio.sleep(5 * KEY_REFRESH + 1)
+        nursery.cancel_scope.cancel()
+    assert len(reads) == 6
+    assert [b - a for a, b in itertools.pairwise(reads)] == [KEY_REFRESH] * 5
+    assert [keys[0][0] for keys in used] == ["k1", "k2", "k4", "k5", "k6"]

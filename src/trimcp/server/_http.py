@@ -223,13 +223,18 @@ async def _share_keys(
     """Seal request states with the store's key ring, read before the app serves and
     again every :data:`KEY_REFRESH` seconds (``trimcp.store``'s ring module says why
     that period). While the store cannot be reached the keys held are kept."""
+    await _refresh_keys(store, sealer)
+    task_status.started()
     while True:
-        try:
-            sealer.use_keys(await store.request_state_keys())
-        except StoreUnavailable as exc:
-            logger.warning("request-state keys not refreshed from the store: %s", exc)
-        task_status.started()
         await trio.sleep(KEY_REFRESH)
+        await _refresh_keys(store, sealer)
+
+
+async def _refresh_keys(store: SharedStore, sealer: RequestStateSealer) -> None:
+    try:
+        sealer.use_keys(await store.request_state_keys())
+    except StoreUnavailable as exc:
+        logger.warning("request-state keys not refreshed from the store: %s", exc)
 
 
 async def _flush(app: StreamableHttpApp) -> None:
