@@ -58,7 +58,7 @@ from ._redis_events import RedisEvents
 from ._redis_keyring import ring
 from ._redis_link import STORE_ERRORS, RedisLink, without_store_errors
 from ._redis_link import text as _text
-from ._redis_scripts import END_SESSION, LEASE, TOUCH
+from ._redis_scripts import END_SESSION, LEASE, TASK_INDEX, TOUCH
 
 __all__ = ["DEFAULT_LEASE_TTL", "DEFAULT_OP_TIMEOUT", "LATER_QUEUE", "RedisStore"]
 
@@ -315,14 +315,19 @@ class RedisStore:
         return RedisEvents(self, session_id)
 
     async def create_session(self, session_id: str, owner: str | None) -> None:
+        """One round trip, one transaction: no process ever sees the record without
+        its TTL or the record unlisted (a crash leaves all of it or nothing)."""
         record = self.session_prefix(session_id) + "s"
         fields = {"c": str(time.time()), "seq": "0", **({"ow": owner} if owner else {})}
         ttl = self.ttl_ms
+        key, expires = self.key("sessions"), time.time() * 1000 + ttl
 
         async def create(c: Any) -> None:
-            await c.hset(record, fields)
-            await c.pexpire(record, ttl)
-            await self._index(c, session_id)
+            async with c.pipeline(transaction=True) as p:
+                p.hset(record, fields)
+                p.pexpire(record, ttl)
+                p.zadd(key, {session_id: expires})
+                p.pexpire(key, ttl)
 
         await self.link.call(create)
 
@@ -340,11 +345,21 @@ class RedisStore:
         )
 
     async def save_session(self, session_id: str, fields: Mapping[str, str]) -> None:
+        """One round trip, one transaction: the change, then the notice of it (a
+        process told of it finds it stored). A record that expired meanwhile is
+        written again with the session's TTL, never without one."""
         record = self.session_prefix(session_id) + "s"
         stored = {("v" if k == "protocolVersion" else k): v for k, v in fields.items()}
-        await self.link.call(lambda c: c.hset(record, stored))
         note = Envelope("upd", session_id, payload=json.dumps(dict(fields)).encode())
-        await self.send(note, to=None)
+        ttl, channel = self.ttl_ms, self.key("all")
+
+        async def save(c: Any) -> None:
+            async with c.pipeline(transaction=True) as p:
+                p.hset(record, stored)
+                p.pexpire(record, ttl, condition=PureToken.NX)
+                p.publish(channel, note.encode())
+
+        await self.link.call(save)
 
     async def request_state_keys(self, *, now: float | None = None) -> list[tuple[str, bytes]]:
         """The shared key ring of sealed request states (:mod:`._redis_keyring`), as of
@@ -353,18 +368,15 @@ class RedisStore:
         return await ring(self.link, self.key("statekeys"), now=when)
 
     async def touch_session(self, session_id: str) -> None:
+        """One round trip (a script: the session's keys and its listing in
+        ``<p>sessions`` renewed together, and only while the session lives)."""
         prefix = self.session_prefix(session_id)
         ttl = self.ttl_ms
-        alive = await self.link.script(TOUCH, [f"{prefix}s", f"{prefix}st"], [ttl, prefix])
-        if alive:
-            await self.link.call(lambda c: self._index(c, session_id))
-
-    async def _index(self, c: Any, session_id: str) -> None:
-        """Note ``session_id`` as live for another idle period (``<p>sessions``, which
-        lives as long as its newest session)."""
-        key, ttl = self.key("sessions"), self.ttl_ms
-        await c.zadd(key, {session_id: time.time() * 1000 + ttl})
-        await c.pexpire(key, ttl)
+        await self.link.script(
+            TOUCH,
+            [f"{prefix}s", f"{prefix}st", self.key("sessions")],
+            [ttl, prefix, session_id, time.time() * 1000 + ttl],
+        )
 
     async def end_session(self, session_id: str) -> None:
         prefix = self.session_prefix(session_id)
@@ -405,17 +417,21 @@ class RedisStore:
     # ------------------------------------------------------------------ task mirrors
     async def save_task(self, task_id: str, doc: bytes, ttl_ms: int, index: str | None) -> None:
         """Mirror one task (``<p>t:<id>``, living as long as the task) and list it
-        under ``index`` (``<p>ti:<index>``); tell every process it changed."""
+        under ``index`` (``<p>ti:<index>``); tell every process it changed. One round
+        trip, one transaction: the listing never lacks its TTL, and a process told of
+        the change finds it stored."""
         key = self.key(f"t:{task_id}")
         listing = None if index is None else self.key(f"ti:{index}")
+        note, channel = Envelope("tch", "", task_id).encode(), self.key("all")
 
         async def save(c: Any) -> None:
-            await c.set(key, doc, px=ttl_ms)
-            if listing is not None:
-                await c.zadd(listing, {task_id: time.time()}, condition=PureToken.NX)
-                await c.pexpire(listing, ttl_ms, condition=PureToken.GT)
-                await c.pexpire(listing, ttl_ms, condition=PureToken.NX)
-            await c.publish(self.key("all"), Envelope("tch", "", task_id).encode())
+            async with c.pipeline(transaction=True) as p:
+                p.set(key, doc, px=ttl_ms)
+                if listing is not None:
+                    p.zadd(listing, {task_id: time.time()}, condition=PureToken.NX)
+                    p.pexpire(listing, ttl_ms, condition=PureToken.GT)
+                    p.pexpire(listing, ttl_ms, condition=PureToken.NX)
+                p.publish(channel, note)
 
         await self.link.call(save)
 
@@ -425,17 +441,8 @@ class RedisStore:
         return doc if isinstance(doc, bytes) else None
 
     async def task_index(self, index: str) -> list[bytes]:
-        """The mirrors listed under ``index``, oldest first (expired ones are dropped)."""
-        listing = self.key(f"ti:{index}")
-
-        async def read(c: Any) -> list[bytes]:
-            docs = []
-            for member in await c.zrange(listing, 0, -1):
-                doc = await c.get(self.key(f"t:{_text(member)}"))
-                if doc is None:
-                    await c.zrem(listing, [member])
-                else:
-                    docs.append(doc)
-            return docs
-
-        return await self.link.call(read)
+        """The mirrors listed under ``index``, oldest first (expired ones are dropped
+        from the listing). One round trip: a script reads the listing and every
+        mirror and prunes the expired at once."""
+        docs = await self.link.script(TASK_INDEX, [self.key(f"ti:{index}")], [self.key("t:")])
+        return [bytes(doc) for doc in docs]

@@ -16,7 +16,17 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["ATTACH", "DETACH", "END", "END_SESSION", "LEASE", "OPENED", "PUBLISH", "TOUCH"]
+__all__ = [
+    "ATTACH",
+    "DETACH",
+    "END",
+    "END_SESSION",
+    "LEASE",
+    "OPENED",
+    "PUBLISH",
+    "TASK_INDEX",
+    "TOUCH",
+]
 
 #: The process part of a holder ``<process>:<token>``; and the relay of one envelope.
 _COMMON: Final = r"""
@@ -195,8 +205,10 @@ return 1
 """
 )
 
-#: KEYS s st; ARGV ttl key_prefix: the session was used: every key of it lives on.
-#: Returns 0 when the session is gone.
+#: KEYS s st sessions; ARGV ttl key_prefix sid expiry_ms: the session was used: every
+#: key of it lives on, and so does its listing among the live sessions (``sessions``, a
+#: zset by expiry living as long as its newest member; not a key of the session's slot:
+#: the store runs on one Redis). Returns 0 (nothing renewed) when the session is gone.
 TOUCH: Final = r"""
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local ttl = tonumber(ARGV[1])
@@ -204,10 +216,12 @@ redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('PEXPIRE', KEYS[2], ttl)
 redis.call('PEXPIRE', ARGV[2] .. 'e:0', ttl)
 redis.call('PEXPIRE', ARGV[2] .. 'm:0', ttl)
-for _, stream in ipairs(redis.call('ZRANGE', KEYS[1 + 1], 0, -1)) do
+for _, stream in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
   redis.call('PEXPIRE', ARGV[2] .. 'e:' .. stream, ttl)
   redis.call('PEXPIRE', ARGV[2] .. 'm:' .. stream, ttl)
 end
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[3])
+redis.call('PEXPIRE', KEYS[3], ttl)
 return 1
 """
 
@@ -234,4 +248,17 @@ if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[3]) then
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 1
+"""
+
+#: KEYS listing; ARGV task_key_prefix: the task mirrors listed (oldest first), the
+#: listed ones whose mirror expired removed from the listing, in one atomic step (a
+#: task saved again meanwhile is never unlisted). Mirror keys are derived from the
+#: members (``<task_key_prefix><id>``): the store runs on one Redis.
+TASK_INDEX: Final = r"""
+local docs = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local doc = redis.call('GET', ARGV[1] .. id)
+  if doc then docs[#docs + 1] = doc else redis.call('ZREM', KEYS[1], id) end
+end
+return docs
 """
