@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from trimcp.store import RedisStore
 from trimcp.store._redis_scripts import END_SESSION, TASK_INDEX, TOUCH
-from trimcp.transports.http import HttpServerLimits
+from trimcp.transports.http import Envelope, HttpServerLimits
 
 from ._services import RedisServer
 
@@ -72,6 +72,11 @@ _OPERATIONS: dict[str, Operation] = {
     "save_task": lambda s: s.save_task("t9", b"{}", 60_000, "listing"),
     "save_task unlisted": lambda s: s.save_task("t8", b"{}", 60_000, None),
     "task_index": lambda s: s.task_index("listing"),
+    "end_session": lambda s: s.end_session("s1"),
+    "live_sessions": lambda s: s.live_sessions(),
+    "subscribe_uri": lambda s: s.subscribe_uri("s1", "file:///a", True),
+    "unsubscribe_uri": lambda s: s.subscribe_uri("s1", "file:///a", False),
+    "alive": lambda s: s.alive({1, 2, 3}),
 }
 
 
@@ -102,6 +107,33 @@ async def test_touch_renews_a_live_session_and_its_listing_only(
         await store.end_session("s1")
         await store.touch_session("s1")  # ended: not listed again
         assert await store.live_sessions() == []
+
+
+async def test_alive_answers_from_the_leases(redis_server: RedisServer) -> None:
+    async with connected(redis_server.url) as store:
+        for process in (1, 3):
+            key = store.key(f"proc:{process}")
+            await store.link.call(lambda c, k=key: c.set(k, "lease", px=60_000))
+        assert await store.alive({1, 2, 3, 4}) == {1, 3}
+        assert await round_trips(store, store.alive(set())) == 0
+
+
+async def test_ending_a_session_unlists_it_and_tells_every_process(
+    redis_server: RedisServer,
+) -> None:
+    async with connected(redis_server.url) as store:
+        await store.create_session("s1", None)
+        await store.create_session("s2", None)
+        await store.events("s1").opened("1.1.1", (5,))
+        async with store.link.client.pubsub(channels=[store.key("all")]) as pubsub:
+            await store.end_session("s1")
+            with trio.fail_after(5):
+                async for message in pubsub:
+                    if message["type"] == "message":
+                        break
+        assert Envelope.decode(message["data"]) == Envelope("bye", "s1")
+        assert await store.live_sessions() == ["s2"]
+        assert not await store.link.call(lambda c: c.keys(store.session_prefix("s1") + "*"))
 
 
 async def test_save_session_gives_an_expired_record_a_ttl(redis_server: RedisServer) -> None:

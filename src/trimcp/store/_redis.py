@@ -304,12 +304,17 @@ class RedisStore:
         await self.link.call(lambda c: c.publish(channel, data))
 
     async def alive(self, processes: set[int]) -> set[int]:
-        keys = {process: self._lease_key(process) for process in processes}
+        """The processes of ``processes`` whose lease holds: one round trip."""
+        numbers = sorted(processes)
+        keys = [self._lease_key(process) for process in numbers]
 
         async def check(c: Any) -> set[int]:
-            return {process for process, key in keys.items() if await c.exists([key])}
+            async with c.pipeline(transaction=False) as p:
+                for key in keys:
+                    p.exists([key])
+            return {n for n, held in zip(numbers, p.results or (), strict=True) if held}
 
-        return await self.link.call(check)
+        return await self.link.call(check) if keys else set()
 
     def events(self, session_id: str) -> RedisEvents:
         return RedisEvents(self, session_id)
@@ -379,10 +384,14 @@ class RedisStore:
         )
 
     async def end_session(self, session_id: str) -> None:
+        """One round trip (a script): the session's keys go, it is unlisted, and
+        every process is told (``bye``) once it is gone."""
         prefix = self.session_prefix(session_id)
-        await self.link.script(END_SESSION, [f"{prefix}s", f"{prefix}st"], [prefix])
-        await self.link.call(lambda c: c.zrem(self.key("sessions"), [session_id]))
-        await self.send(Envelope("bye", session_id), to=None)
+        await self.link.script(
+            END_SESSION,
+            [f"{prefix}s", f"{prefix}st", self.key("sessions")],
+            [prefix, session_id, self.key("all"), Envelope("bye", session_id).encode()],
+        )
 
     async def live_sessions(self) -> list[str]:
         """The ids of the sessions not yet expired (for notices to every session)."""
@@ -390,8 +399,10 @@ class RedisStore:
         key = self.key("sessions")
 
         async def read(c: Any) -> Any:
-            await c.zremrangebyscore(key, -math.inf, now)
-            return await c.zrangebyscore(key, now, math.inf)
+            async with c.pipeline(transaction=True) as p:
+                p.zremrangebyscore(key, -math.inf, now)
+                p.zrangebyscore(key, now, math.inf)
+            return (p.results or ((), ()))[1]
 
         return [_text(s) for s in await self.link.call(read)]
 
@@ -401,11 +412,12 @@ class RedisStore:
         ttl = self.ttl_ms
 
         async def change(c: Any) -> None:
-            if subscribed:
-                await c.sadd(key, [session_id])
-                await c.pexpire(key, ttl)
-            else:
+            if not subscribed:
                 await c.srem(key, [session_id])
+                return
+            async with c.pipeline(transaction=True) as p:  # never a set without a TTL
+                p.sadd(key, [session_id])
+                p.pexpire(key, ttl)
 
         await self.link.call(change)
 

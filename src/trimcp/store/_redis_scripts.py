@@ -225,12 +225,15 @@ redis.call('PEXPIRE', KEYS[3], ttl)
 return 1
 """
 
-#: KEYS s st; ARGV key_prefix: every key of the session goes.
+#: KEYS s st sessions; ARGV key_prefix sid channel notice: every key of the session
+#: goes, it leaves the live sessions, and ``notice`` is published on ``channel``.
 END_SESSION: Final = r"""
 for _, stream in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
   redis.call('DEL', ARGV[1] .. 'e:' .. stream, ARGV[1] .. 'm:' .. stream)
 end
 redis.call('DEL', KEYS[1], KEYS[2], ARGV[1] .. 'e:0', ARGV[1] .. 'm:0')
+redis.call('ZREM', KEYS[3], ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 """
 
