@@ -21,7 +21,13 @@ key                        holds                                          lives 
 "Session idle" is ``session_idle_timeout`` of the HTTP server, renewed by every use
 of the session on any process.
 
-Tasks and subscriptions add their own keys (:mod:`._redis_tasks`).
+Task mirrors add ``<p>t:<id>`` (living as long as the task) and their listings
+``<p>ti:<index>``; resource subscriptions ``<p>rsub:<uri>`` (session idle).
+
+Each operation a request may make is one round trip: its commands go as one
+transaction (``MULTI``), or as one script where what is written depends on what is
+read. So a crash or another process never sees half of one: a key without its TTL, a
+session unlisted, a notice before the change it announces.
 
 When Redis cannot be reached every operation fails within ``op_timeout``
 (``StoreUnavailable``; the HTTP server answers 503 with ``Retry-After``), the lease
@@ -198,9 +204,10 @@ class RedisStore:
         counter = self.key("procs")
 
         async def count(c: Any) -> int:
-            number = int(await c.incr(counter))
-            await c.pexpire(counter, self._counter_ttl())
-            return number
+            async with c.pipeline(transaction=True) as p:  # never a counter without TTL
+                number = p.incr(counter)
+                p.pexpire(counter, self._counter_ttl())
+            return int(await number)
 
         while True:
             process = await self.link.call(count)
