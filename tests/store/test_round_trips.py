@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trimcp.store import RedisStore
-from trimcp.store._redis_scripts import END_SESSION, TASK_INDEX, TOUCH
+from trimcp.store._redis_scripts import SCRIPTS
 from trimcp.transports.http import Envelope, HttpServerLimits
 
 from ._services import RedisServer
@@ -35,7 +35,7 @@ async def connected(url: str) -> AsyncIterator[RedisStore]:
     store = RedisStore(url, prefix=f"rt{next(_stores)}:")
     store.configure(HttpServerLimits(session_idle_timeout=_IDLE))
     async with store.link.client as client:
-        for source in (TOUCH, TASK_INDEX, END_SESSION):
+        for source in SCRIPTS:
             await client.script_load(source)
         yield store
 

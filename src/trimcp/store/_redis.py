@@ -24,16 +24,14 @@ of the session on any process.
 Task mirrors add ``<p>t:<id>`` (living as long as the task) and their listings
 ``<p>ti:<index>``; resource subscriptions ``<p>rsub:<uri>`` (session idle).
 
-Each operation a request may make is one round trip: its commands go as one
-transaction (``MULTI``), or as one script where what is written depends on what is
-read. So a crash or another process never sees half of one: a key without its TTL, a
-session unlisted, a notice before the change it announces.
-
-When Redis cannot be reached every operation fails within ``op_timeout``
-(``StoreUnavailable``; the HTTP server answers 503 with ``Retry-After``), the lease
-loop probes it every second, and the relay subscription reconnects by itself; on
-reconnection the processes are told (a local ``resync`` envelope), since relays may
-have been missed meanwhile.
+Each operation a request may make is one round trip: one command, or one script
+where it used to take several, so a crash or another process never sees half of one
+(a key without its TTL, a session unlisted, a notice before the change it announces).
+Not a ``MULTI``: a transaction holds a connection of its own for its round trip, which
+lets a later write of the same key, sent on another connection, land first (a task
+mirror's older state over its newer one, seen in tests); for the same reason Redis
+loads every script when the store starts, not at a script's first use (``NOSCRIPT``,
+load, run again).
 """
 
 from __future__ import annotations
@@ -41,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import os
 import secrets
 import socket
@@ -61,10 +58,21 @@ from trimcp.transports.http import (
 )
 
 from ._redis_events import RedisEvents
-from ._redis_keyring import ring
+from ._redis_keyring import KEYRING, ring
 from ._redis_link import STORE_ERRORS, RedisLink, without_store_errors
 from ._redis_link import text as _text
-from ._redis_scripts import END_SESSION, LEASE, TASK_INDEX, TOUCH
+from ._redis_scripts import (
+    CREATE_SESSION,
+    END_SESSION,
+    LEASE,
+    SAVE_SESSION,
+    SAVE_TASK,
+    SCRIPTS,
+    SESSIONS_LIVE,
+    SUBSCRIBE,
+    TASK_INDEX,
+    TOUCH,
+)
 
 __all__ = ["DEFAULT_LEASE_TTL", "DEFAULT_OP_TIMEOUT", "LATER_QUEUE", "RedisStore"]
 
@@ -79,6 +87,11 @@ LATER_QUEUE: Final = 1024
 """Background store operations waiting at once (beyond it they are dropped)."""
 
 _RESERVED: Final = frozenset({"ow", "v", "seq", "c"})
+
+
+def _pairs(fields: Mapping[str, str]) -> list[str]:
+    """A hash's fields as a script's arguments: field, value, field, value..."""
+    return [item for pair in fields.items() for item in pair]
 
 
 @final
@@ -163,6 +176,7 @@ class RedisStore:
             while True:  # a store that is not up yet: wait for it, saying so
                 try:
                     self.process = await self._acquire()
+                    await self._load_scripts()
                     break
                 except StoreUnavailable as exc:
                     logger.warning("waiting for Redis at %s: %s", self.url, exc)
@@ -191,6 +205,18 @@ class RedisStore:
             last = RedisLink(self.url, op_timeout=self.link.op_timeout, max_connections=1)
             async with last.client:
                 await last.client.delete([self._lease_key()])
+
+    async def _load_scripts(self) -> None:
+        """Have Redis know every script before any request runs one. A script Redis
+        does not know costs a retry (``NOSCRIPT``, load, run again), and two writes of
+        one key retried so could land out of order (a task mirror's older state over
+        its newer one)."""
+
+        async def load(c: Any) -> None:
+            for source in (KEYRING, *SCRIPTS):
+                await c.script_load(source)
+
+        await self.link.call(load)
 
     def _counter_ttl(self) -> int:
         """The process counter's TTL: twice the session idle timeout (module doc)."""
@@ -315,33 +341,25 @@ class RedisStore:
         numbers = sorted(processes)
         keys = [self._lease_key(process) for process in numbers]
 
-        async def check(c: Any) -> set[int]:
-            async with c.pipeline(transaction=False) as p:
-                for key in keys:
-                    p.exists([key])
-            return {n for n, held in zip(numbers, p.results or (), strict=True) if held}
-
-        return await self.link.call(check) if keys else set()
+        if not keys:
+            return set()
+        held = await self.link.call(lambda c: c.mget(keys))
+        return {n for n, lease in zip(numbers, held, strict=True) if lease is not None}
 
     def events(self, session_id: str) -> RedisEvents:
         return RedisEvents(self, session_id)
 
     async def create_session(self, session_id: str, owner: str | None) -> None:
-        """One round trip, one transaction: no process ever sees the record without
-        its TTL or the record unlisted (a crash leaves all of it or nothing)."""
+        """One round trip, one script: no process ever sees the record without its
+        TTL or the record unlisted (a crash leaves all of it or nothing)."""
         record = self.session_prefix(session_id) + "s"
         fields = {"c": str(time.time()), "seq": "0", **({"ow": owner} if owner else {})}
         ttl = self.ttl_ms
-        key, expires = self.key("sessions"), time.time() * 1000 + ttl
-
-        async def create(c: Any) -> None:
-            async with c.pipeline(transaction=True) as p:
-                p.hset(record, fields)
-                p.pexpire(record, ttl)
-                p.zadd(key, {session_id: expires})
-                p.pexpire(key, ttl)
-
-        await self.link.call(create)
+        await self.link.script(
+            CREATE_SESSION,
+            [record, self.key("sessions")],
+            [ttl, session_id, time.time() * 1000 + ttl, *_pairs(fields)],
+        )
 
     async def load_session(self, session_id: str) -> SessionRecord | None:
         record = self.session_prefix(session_id) + "s"
@@ -357,21 +375,15 @@ class RedisStore:
         )
 
     async def save_session(self, session_id: str, fields: Mapping[str, str]) -> None:
-        """One round trip, one transaction: the change, then the notice of it (a
-        process told of it finds it stored). A record that expired meanwhile is
-        written again with the session's TTL, never without one."""
+        """One round trip, one script: the change, then the notice of it (a process
+        told of it finds it stored). A record that expired meanwhile is written again
+        with the session's TTL, never without one."""
         record = self.session_prefix(session_id) + "s"
         stored = {("v" if k == "protocolVersion" else k): v for k, v in fields.items()}
         note = Envelope("upd", session_id, payload=json.dumps(dict(fields)).encode())
-        ttl, channel = self.ttl_ms, self.key("all")
-
-        async def save(c: Any) -> None:
-            async with c.pipeline(transaction=True) as p:
-                p.hset(record, stored)
-                p.pexpire(record, ttl, condition=PureToken.NX)
-                p.publish(channel, note.encode())
-
-        await self.link.call(save)
+        await self.link.script(
+            SAVE_SESSION, [record], [self.ttl_ms, self.key("all"), note.encode(), *_pairs(stored)]
+        )
 
     async def request_state_keys(self, *, now: float | None = None) -> list[tuple[str, bytes]]:
         """The shared key ring of sealed request states (:mod:`._redis_keyring`), as of
@@ -405,28 +417,17 @@ class RedisStore:
         now = time.time() * 1000
         key = self.key("sessions")
 
-        async def read(c: Any) -> Any:
-            async with c.pipeline(transaction=True) as p:
-                p.zremrangebyscore(key, -math.inf, now)
-                p.zrangebyscore(key, now, math.inf)
-            return (p.results or ((), ()))[1]
-
-        return [_text(s) for s in await self.link.call(read)]
+        return [_text(s) for s in await self.link.script(SESSIONS_LIVE, [key], [now])]
 
     async def subscribe_uri(self, session_id: str, uri: str, subscribed: bool) -> None:
         """Add (or remove) ``session_id`` to the subscribers of resource ``uri``."""
         key = self.key(f"rsub:{uri}")
         ttl = self.ttl_ms
 
-        async def change(c: Any) -> None:
-            if not subscribed:
-                await c.srem(key, [session_id])
-                return
-            async with c.pipeline(transaction=True) as p:  # never a set without a TTL
-                p.sadd(key, [session_id])
-                p.pexpire(key, ttl)
-
-        await self.link.call(change)
+        if subscribed:
+            await self.link.script(SUBSCRIBE, [key], [ttl, session_id])
+        else:
+            await self.link.call(lambda c: c.srem(key, [session_id]))
 
     async def uri_subscribers(self, uri: str) -> list[str]:
         """The sessions subscribed to resource ``uri`` (some may have ended since)."""
@@ -437,22 +438,13 @@ class RedisStore:
     async def save_task(self, task_id: str, doc: bytes, ttl_ms: int, index: str | None) -> None:
         """Mirror one task (``<p>t:<id>``, living as long as the task) and list it
         under ``index`` (``<p>ti:<index>``); tell every process it changed. One round
-        trip, one transaction: the listing never lacks its TTL, and a process told of
-        the change finds it stored."""
-        key = self.key(f"t:{task_id}")
-        listing = None if index is None else self.key(f"ti:{index}")
-        note, channel = Envelope("tch", "", task_id).encode(), self.key("all")
-
-        async def save(c: Any) -> None:
-            async with c.pipeline(transaction=True) as p:
-                p.set(key, doc, px=ttl_ms)
-                if listing is not None:
-                    p.zadd(listing, {task_id: time.time()}, condition=PureToken.NX)
-                    p.pexpire(listing, ttl_ms, condition=PureToken.GT)
-                    p.pexpire(listing, ttl_ms, condition=PureToken.NX)
-                p.publish(channel, note)
-
-        await self.link.call(save)
+        trip, one script: the listing never lacks its TTL, a process told of the
+        change finds it stored."""
+        keys = [self.key(f"t:{task_id}")] + ([] if index is None else [self.key(f"ti:{index}")])
+        note = Envelope("tch", "", task_id).encode()
+        await self.link.script(
+            SAVE_TASK, keys, [doc, ttl_ms, self.key("all"), note, task_id, time.time()]
+        )
 
     async def load_task(self, task_id: str) -> bytes | None:
         key = self.key(f"t:{task_id}")

@@ -18,12 +18,18 @@ from typing import Final
 
 __all__ = [
     "ATTACH",
+    "CREATE_SESSION",
     "DETACH",
     "END",
     "END_SESSION",
     "LEASE",
     "OPENED",
     "PUBLISH",
+    "SAVE_SESSION",
+    "SAVE_TASK",
+    "SCRIPTS",
+    "SESSIONS_LIVE",
+    "SUBSCRIBE",
     "TASK_INDEX",
     "TOUCH",
 ]
@@ -265,3 +271,69 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
 end
 return docs
 """
+
+# The scripts below hold what used to be several commands, in one round trip and
+# atomically (the store's module doc says why not as a transaction).
+
+#: KEYS s sessions; ARGV ttl sid expiry_ms field value...: a new session's record, and
+#: its listing among the live sessions.
+CREATE_SESSION: Final = r"""
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+return 1
+"""
+
+#: KEYS s; ARGV ttl channel notice field value...: a change of the record, then its
+#: notice; a record that expired meanwhile is written again with a TTL.
+SAVE_SESSION: Final = r"""
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+redis.call('PEXPIRE', KEYS[1], ARGV[1], 'NX')
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1
+"""
+
+#: KEYS mirror [listing]; ARGV doc ttl channel notice task_id score: a task's mirror,
+#: listed (the listing lives as long as its longest-lived task), then its notice.
+SAVE_TASK: Final = r"""
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if KEYS[2] then
+  redis.call('ZADD', KEYS[2], 'NX', ARGV[6], ARGV[5])
+  redis.call('PEXPIRE', KEYS[2], ARGV[2], 'GT')
+  redis.call('PEXPIRE', KEYS[2], ARGV[2], 'NX')
+end
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1
+"""
+
+#: KEYS sessions; ARGV now_ms: the live sessions, the expired dropped.
+SESSIONS_LIVE: Final = r"""
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf')
+"""
+
+#: KEYS subscribers; ARGV ttl sid: a subscriber added, the set never without a TTL.
+SUBSCRIBE: Final = r"""
+redis.call('SADD', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+
+#: Every script above (the store has Redis load them when it starts).
+SCRIPTS: Final = (
+    ATTACH,
+    CREATE_SESSION,
+    DETACH,
+    END,
+    END_SESSION,
+    LEASE,
+    OPENED,
+    PUBLISH,
+    SAVE_SESSION,
+    SAVE_TASK,
+    SESSIONS_LIVE,
+    SUBSCRIBE,
+    TASK_INDEX,
+    TOUCH,
+)
