@@ -56,6 +56,7 @@ def make_server(state: dict[str, Any], name: str) -> trimcp.Server:
             await state["release"].wait()
         except trio.Cancelled:
             state["cancelled_on"] = name
+            state.setdefault("cancelled", trio.Event()).set()
             raise
         return "released"
 
@@ -67,6 +68,7 @@ def make_server(state: dict[str, Any], name: str) -> trimcp.Server:
             await state["release"].wait()
         except trio.Cancelled:
             state["cancelled_on"] = name
+            state.setdefault("cancelled", trio.Event()).set()
             raise
         return f"done on {name}"
 

@@ -144,6 +144,8 @@ async def test_cancel_sent_to_another_process_reaches_the_request(
         assert sent.status == 202
         with trio.fail_after(10):
             await held.complete.wait()
+            # the stream ends as the request is cancelled, before the tool has seen it
+            await state.setdefault("cancelled", trio.Event()).wait()
         assert state["cancelled_on"] == "p0"
         assert all("result" not in m for m in held.messages)
 

@@ -87,6 +87,8 @@ async def test_core_task_cancelled_from_another_process(
         cancelled = await on(client, c.apps[1]).post(rpc(8, "tasks/cancel", {"taskId": task_id}))
         assert cancelled.json["result"]["status"] == "cancelled"
         await poll_status(on(client, c.apps[0]), task_id, "cancelled")
+        with trio.fail_after(10):  # the status may be stored before the tool sees it
+            await state.setdefault("cancelled", trio.Event()).wait()
         assert state["cancelled_on"] == "p0"
 
 

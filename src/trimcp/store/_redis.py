@@ -21,13 +21,17 @@ key                        holds                                          lives 
 "Session idle" is ``session_idle_timeout`` of the HTTP server, renewed by every use
 of the session on any process.
 
-Tasks and subscriptions add their own keys (:mod:`._redis_tasks`).
+Task mirrors add ``<p>t:<id>`` (living as long as the task) and their listings
+``<p>ti:<index>``; resource subscriptions ``<p>rsub:<uri>`` (session idle).
 
-When Redis cannot be reached every operation fails within ``op_timeout``
-(``StoreUnavailable``; the HTTP server answers 503 with ``Retry-After``), the lease
-loop probes it every second, and the relay subscription reconnects by itself; on
-reconnection the processes are told (a local ``resync`` envelope), since relays may
-have been missed meanwhile.
+Each operation a request may make is one round trip: one command, or one script
+where it used to take several, so a crash or another process never sees half of one
+(a key without its TTL, a session unlisted, a notice before the change it announces).
+Not a ``MULTI``: a transaction holds a connection of its own for its round trip, which
+lets a later write of the same key, sent on another connection, land first (a task
+mirror's older state over its newer one, seen in tests); for the same reason Redis
+loads every script when the store starts, not at a script's first use (``NOSCRIPT``,
+load, run again).
 """
 
 from __future__ import annotations
@@ -35,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import os
 import secrets
 import socket
@@ -55,10 +58,21 @@ from trimcp.transports.http import (
 )
 
 from ._redis_events import RedisEvents
-from ._redis_keyring import ring
+from ._redis_keyring import KEYRING, ring
 from ._redis_link import STORE_ERRORS, RedisLink, without_store_errors
 from ._redis_link import text as _text
-from ._redis_scripts import END_SESSION, LEASE, TOUCH
+from ._redis_scripts import (
+    CREATE_SESSION,
+    END_SESSION,
+    LEASE,
+    SAVE_SESSION,
+    SAVE_TASK,
+    SCRIPTS,
+    SESSIONS_LIVE,
+    SUBSCRIBE,
+    TASK_INDEX,
+    TOUCH,
+)
 
 __all__ = ["DEFAULT_LEASE_TTL", "DEFAULT_OP_TIMEOUT", "LATER_QUEUE", "RedisStore"]
 
@@ -73,6 +87,11 @@ LATER_QUEUE: Final = 1024
 """Background store operations waiting at once (beyond it they are dropped)."""
 
 _RESERVED: Final = frozenset({"ow", "v", "seq", "c"})
+
+
+def _pairs(fields: Mapping[str, str]) -> list[str]:
+    """A hash's fields as a script's arguments: field, value, field, value..."""
+    return [item for pair in fields.items() for item in pair]
 
 
 @final
@@ -157,6 +176,7 @@ class RedisStore:
             while True:  # a store that is not up yet: wait for it, saying so
                 try:
                     self.process = await self._acquire()
+                    await self._load_scripts()
                     break
                 except StoreUnavailable as exc:
                     logger.warning("waiting for Redis at %s: %s", self.url, exc)
@@ -186,6 +206,18 @@ class RedisStore:
             async with last.client:
                 await last.client.delete([self._lease_key()])
 
+    async def _load_scripts(self) -> None:
+        """Have Redis know every script before any request runs one. A script Redis
+        does not know costs a retry (``NOSCRIPT``, load, run again), and two writes of
+        one key retried so could land out of order (a task mirror's older state over
+        its newer one)."""
+
+        async def load(c: Any) -> None:
+            for source in (KEYRING, *SCRIPTS):
+                await c.script_load(source)
+
+        await self.link.call(load)
+
     def _counter_ttl(self) -> int:
         """The process counter's TTL: twice the session idle timeout (module doc)."""
         return 2 * self.ttl_ms + self.lease_ms
@@ -198,9 +230,10 @@ class RedisStore:
         counter = self.key("procs")
 
         async def count(c: Any) -> int:
-            number = int(await c.incr(counter))
-            await c.pexpire(counter, self._counter_ttl())
-            return number
+            async with c.pipeline(transaction=True) as p:  # never a counter without TTL
+                number = p.incr(counter)
+                p.pexpire(counter, self._counter_ttl())
+            return int(await number)
 
         while True:
             process = await self.link.call(count)
@@ -304,27 +337,29 @@ class RedisStore:
         await self.link.call(lambda c: c.publish(channel, data))
 
     async def alive(self, processes: set[int]) -> set[int]:
-        keys = {process: self._lease_key(process) for process in processes}
+        """The processes of ``processes`` whose lease holds: one round trip."""
+        numbers = sorted(processes)
+        keys = [self._lease_key(process) for process in numbers]
 
-        async def check(c: Any) -> set[int]:
-            return {process for process, key in keys.items() if await c.exists([key])}
-
-        return await self.link.call(check)
+        if not keys:
+            return set()
+        held = await self.link.call(lambda c: c.mget(keys))
+        return {n for n, lease in zip(numbers, held, strict=True) if lease is not None}
 
     def events(self, session_id: str) -> RedisEvents:
         return RedisEvents(self, session_id)
 
     async def create_session(self, session_id: str, owner: str | None) -> None:
+        """One round trip, one script: no process ever sees the record without its
+        TTL or the record unlisted (a crash leaves all of it or nothing)."""
         record = self.session_prefix(session_id) + "s"
         fields = {"c": str(time.time()), "seq": "0", **({"ow": owner} if owner else {})}
         ttl = self.ttl_ms
-
-        async def create(c: Any) -> None:
-            await c.hset(record, fields)
-            await c.pexpire(record, ttl)
-            await self._index(c, session_id)
-
-        await self.link.call(create)
+        await self.link.script(
+            CREATE_SESSION,
+            [record, self.key("sessions")],
+            [ttl, session_id, time.time() * 1000 + ttl, *_pairs(fields)],
+        )
 
     async def load_session(self, session_id: str) -> SessionRecord | None:
         record = self.session_prefix(session_id) + "s"
@@ -340,11 +375,15 @@ class RedisStore:
         )
 
     async def save_session(self, session_id: str, fields: Mapping[str, str]) -> None:
+        """One round trip, one script: the change, then the notice of it (a process
+        told of it finds it stored). A record that expired meanwhile is written again
+        with the session's TTL, never without one."""
         record = self.session_prefix(session_id) + "s"
         stored = {("v" if k == "protocolVersion" else k): v for k, v in fields.items()}
-        await self.link.call(lambda c: c.hset(record, stored))
         note = Envelope("upd", session_id, payload=json.dumps(dict(fields)).encode())
-        await self.send(note, to=None)
+        await self.link.script(
+            SAVE_SESSION, [record], [self.ttl_ms, self.key("all"), note.encode(), *_pairs(stored)]
+        )
 
     async def request_state_keys(self, *, now: float | None = None) -> list[tuple[str, bytes]]:
         """The shared key ring of sealed request states (:mod:`._redis_keyring`), as of
@@ -353,49 +392,42 @@ class RedisStore:
         return await ring(self.link, self.key("statekeys"), now=when)
 
     async def touch_session(self, session_id: str) -> None:
+        """One round trip (a script: the session's keys and its listing in
+        ``<p>sessions`` renewed together, and only while the session lives)."""
         prefix = self.session_prefix(session_id)
         ttl = self.ttl_ms
-        alive = await self.link.script(TOUCH, [f"{prefix}s", f"{prefix}st"], [ttl, prefix])
-        if alive:
-            await self.link.call(lambda c: self._index(c, session_id))
-
-    async def _index(self, c: Any, session_id: str) -> None:
-        """Note ``session_id`` as live for another idle period (``<p>sessions``, which
-        lives as long as its newest session)."""
-        key, ttl = self.key("sessions"), self.ttl_ms
-        await c.zadd(key, {session_id: time.time() * 1000 + ttl})
-        await c.pexpire(key, ttl)
+        await self.link.script(
+            TOUCH,
+            [f"{prefix}s", f"{prefix}st", self.key("sessions")],
+            [ttl, prefix, session_id, time.time() * 1000 + ttl],
+        )
 
     async def end_session(self, session_id: str) -> None:
+        """One round trip (a script): the session's keys go, it is unlisted, and
+        every process is told (``bye``) once it is gone."""
         prefix = self.session_prefix(session_id)
-        await self.link.script(END_SESSION, [f"{prefix}s", f"{prefix}st"], [prefix])
-        await self.link.call(lambda c: c.zrem(self.key("sessions"), [session_id]))
-        await self.send(Envelope("bye", session_id), to=None)
+        await self.link.script(
+            END_SESSION,
+            [f"{prefix}s", f"{prefix}st", self.key("sessions")],
+            [prefix, session_id, self.key("all"), Envelope("bye", session_id).encode()],
+        )
 
     async def live_sessions(self) -> list[str]:
         """The ids of the sessions not yet expired (for notices to every session)."""
         now = time.time() * 1000
         key = self.key("sessions")
 
-        async def read(c: Any) -> Any:
-            await c.zremrangebyscore(key, -math.inf, now)
-            return await c.zrangebyscore(key, now, math.inf)
-
-        return [_text(s) for s in await self.link.call(read)]
+        return [_text(s) for s in await self.link.script(SESSIONS_LIVE, [key], [now])]
 
     async def subscribe_uri(self, session_id: str, uri: str, subscribed: bool) -> None:
         """Add (or remove) ``session_id`` to the subscribers of resource ``uri``."""
         key = self.key(f"rsub:{uri}")
         ttl = self.ttl_ms
 
-        async def change(c: Any) -> None:
-            if subscribed:
-                await c.sadd(key, [session_id])
-                await c.pexpire(key, ttl)
-            else:
-                await c.srem(key, [session_id])
-
-        await self.link.call(change)
+        if subscribed:
+            await self.link.script(SUBSCRIBE, [key], [ttl, session_id])
+        else:
+            await self.link.call(lambda c: c.srem(key, [session_id]))
 
     async def uri_subscribers(self, uri: str) -> list[str]:
         """The sessions subscribed to resource ``uri`` (some may have ended since)."""
@@ -405,19 +437,14 @@ class RedisStore:
     # ------------------------------------------------------------------ task mirrors
     async def save_task(self, task_id: str, doc: bytes, ttl_ms: int, index: str | None) -> None:
         """Mirror one task (``<p>t:<id>``, living as long as the task) and list it
-        under ``index`` (``<p>ti:<index>``); tell every process it changed."""
-        key = self.key(f"t:{task_id}")
-        listing = None if index is None else self.key(f"ti:{index}")
-
-        async def save(c: Any) -> None:
-            await c.set(key, doc, px=ttl_ms)
-            if listing is not None:
-                await c.zadd(listing, {task_id: time.time()}, condition=PureToken.NX)
-                await c.pexpire(listing, ttl_ms, condition=PureToken.GT)
-                await c.pexpire(listing, ttl_ms, condition=PureToken.NX)
-            await c.publish(self.key("all"), Envelope("tch", "", task_id).encode())
-
-        await self.link.call(save)
+        under ``index`` (``<p>ti:<index>``); tell every process it changed. One round
+        trip, one script: the listing never lacks its TTL, a process told of the
+        change finds it stored."""
+        keys = [self.key(f"t:{task_id}")] + ([] if index is None else [self.key(f"ti:{index}")])
+        note = Envelope("tch", "", task_id).encode()
+        await self.link.script(
+            SAVE_TASK, keys, [doc, ttl_ms, self.key("all"), note, task_id, time.time()]
+        )
 
     async def load_task(self, task_id: str) -> bytes | None:
         key = self.key(f"t:{task_id}")
@@ -425,17 +452,8 @@ class RedisStore:
         return doc if isinstance(doc, bytes) else None
 
     async def task_index(self, index: str) -> list[bytes]:
-        """The mirrors listed under ``index``, oldest first (expired ones are dropped)."""
-        listing = self.key(f"ti:{index}")
-
-        async def read(c: Any) -> list[bytes]:
-            docs = []
-            for member in await c.zrange(listing, 0, -1):
-                doc = await c.get(self.key(f"t:{_text(member)}"))
-                if doc is None:
-                    await c.zrem(listing, [member])
-                else:
-                    docs.append(doc)
-            return docs
-
-        return await self.link.call(read)
+        """The mirrors listed under ``index``, oldest first (expired ones are dropped
+        from the listing). One round trip: a script reads the listing and every
+        mirror and prunes the expired at once."""
+        docs = await self.link.script(TASK_INDEX, [self.key(f"ti:{index}")], [self.key("t:")])
+        return [bytes(doc) for doc in docs]

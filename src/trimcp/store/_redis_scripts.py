@@ -16,7 +16,23 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["ATTACH", "DETACH", "END", "END_SESSION", "LEASE", "OPENED", "PUBLISH", "TOUCH"]
+__all__ = [
+    "ATTACH",
+    "CREATE_SESSION",
+    "DETACH",
+    "END",
+    "END_SESSION",
+    "LEASE",
+    "OPENED",
+    "PUBLISH",
+    "SAVE_SESSION",
+    "SAVE_TASK",
+    "SCRIPTS",
+    "SESSIONS_LIVE",
+    "SUBSCRIBE",
+    "TASK_INDEX",
+    "TOUCH",
+]
 
 #: The process part of a holder ``<process>:<token>``; and the relay of one envelope.
 _COMMON: Final = r"""
@@ -195,8 +211,10 @@ return 1
 """
 )
 
-#: KEYS s st; ARGV ttl key_prefix: the session was used: every key of it lives on.
-#: Returns 0 when the session is gone.
+#: KEYS s st sessions; ARGV ttl key_prefix sid expiry_ms: the session was used: every
+#: key of it lives on, and so does its listing among the live sessions (``sessions``, a
+#: zset by expiry living as long as its newest member; not a key of the session's slot:
+#: the store runs on one Redis). Returns 0 (nothing renewed) when the session is gone.
 TOUCH: Final = r"""
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local ttl = tonumber(ARGV[1])
@@ -204,19 +222,24 @@ redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('PEXPIRE', KEYS[2], ttl)
 redis.call('PEXPIRE', ARGV[2] .. 'e:0', ttl)
 redis.call('PEXPIRE', ARGV[2] .. 'm:0', ttl)
-for _, stream in ipairs(redis.call('ZRANGE', KEYS[1 + 1], 0, -1)) do
+for _, stream in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
   redis.call('PEXPIRE', ARGV[2] .. 'e:' .. stream, ttl)
   redis.call('PEXPIRE', ARGV[2] .. 'm:' .. stream, ttl)
 end
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[3])
+redis.call('PEXPIRE', KEYS[3], ttl)
 return 1
 """
 
-#: KEYS s st; ARGV key_prefix: every key of the session goes.
+#: KEYS s st sessions; ARGV key_prefix sid channel notice: every key of the session
+#: goes, it leaves the live sessions, and ``notice`` is published on ``channel``.
 END_SESSION: Final = r"""
 for _, stream in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
   redis.call('DEL', ARGV[1] .. 'e:' .. stream, ARGV[1] .. 'm:' .. stream)
 end
 redis.call('DEL', KEYS[1], KEYS[2], ARGV[1] .. 'e:0', ARGV[1] .. 'm:0')
+redis.call('ZREM', KEYS[3], ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 """
 
@@ -235,3 +258,82 @@ end
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 1
 """
+
+#: KEYS listing; ARGV task_key_prefix: the task mirrors listed (oldest first), the
+#: listed ones whose mirror expired removed from the listing, in one atomic step (a
+#: task saved again meanwhile is never unlisted). Mirror keys are derived from the
+#: members (``<task_key_prefix><id>``): the store runs on one Redis.
+TASK_INDEX: Final = r"""
+local docs = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local doc = redis.call('GET', ARGV[1] .. id)
+  if doc then docs[#docs + 1] = doc else redis.call('ZREM', KEYS[1], id) end
+end
+return docs
+"""
+
+# The scripts below hold what used to be several commands, in one round trip and
+# atomically (the store's module doc says why not as a transaction).
+
+#: KEYS s sessions; ARGV ttl sid expiry_ms field value...: a new session's record, and
+#: its listing among the live sessions.
+CREATE_SESSION: Final = r"""
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+return 1
+"""
+
+#: KEYS s; ARGV ttl channel notice field value...: a change of the record, then its
+#: notice; a record that expired meanwhile is written again with a TTL.
+SAVE_SESSION: Final = r"""
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+redis.call('PEXPIRE', KEYS[1], ARGV[1], 'NX')
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1
+"""
+
+#: KEYS mirror [listing]; ARGV doc ttl channel notice task_id score: a task's mirror,
+#: listed (the listing lives as long as its longest-lived task), then its notice.
+SAVE_TASK: Final = r"""
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if KEYS[2] then
+  redis.call('ZADD', KEYS[2], 'NX', ARGV[6], ARGV[5])
+  redis.call('PEXPIRE', KEYS[2], ARGV[2], 'GT')
+  redis.call('PEXPIRE', KEYS[2], ARGV[2], 'NX')
+end
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1
+"""
+
+#: KEYS sessions; ARGV now_ms: the live sessions, the expired dropped.
+SESSIONS_LIVE: Final = r"""
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf')
+"""
+
+#: KEYS subscribers; ARGV ttl sid: a subscriber added, the set never without a TTL.
+SUBSCRIBE: Final = r"""
+redis.call('SADD', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+
+#: Every script above (the store has Redis load them when it starts).
+SCRIPTS: Final = (
+    ATTACH,
+    CREATE_SESSION,
+    DETACH,
+    END,
+    END_SESSION,
+    LEASE,
+    OPENED,
+    PUBLISH,
+    SAVE_SESSION,
+    SAVE_TASK,
+    SESSIONS_LIVE,
+    SUBSCRIBE,
+    TASK_INDEX,
+    TOUCH,
+)
