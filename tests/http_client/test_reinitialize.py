@@ -13,7 +13,7 @@ import trio.testing
 import trimcp
 from trimcp.transports.http import StreamableHttp
 
-from ._fake import INIT_RESULT, Exchange, FakeRequest, mcp_app, result, start_server
+from ._fake import INIT_RESULT, Exchange, FakeRequest, FakeServer, mcp_app, result, start_server
 
 WAIT = 60
 
@@ -60,6 +60,14 @@ class Sessions:
                 self.forget()
 
         return app
+
+
+async def until_initialized(server: FakeServer) -> None:
+    """Until the server has seen the session's ``notifications/initialized`` (the client
+    does not wait for its 202): a session forgotten before that would refuse the
+    handshake's last step, not the call a test is about."""
+    while not server.of("POST", "notifications/initialized"):  # noqa: ASYNC110 (a record)
+        await trio.sleep(0.01)
 
 
 async def hold(request: FakeRequest, ex: Exchange) -> None:
@@ -175,6 +183,7 @@ async def test_another_version_on_the_new_session_fails_as_before(
             async with trimcp.open_client(
                 trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
+                await until_initialized(server)
                 sessions.forget()
                 with pytest.raises(trimcp.ConnectionClosedError, match="HTTP 404"):
                     await client.call_tool("t")
@@ -218,6 +227,7 @@ async def test_a_caller_giving_up_does_not_cut_the_handshake_short(
             async with trimcp.open_client(
                 trimcp.streamable_http(server.url, listen=False), era="handshake"
             ) as client:
+                await until_initialized(server)
                 sessions.forget()
                 with pytest.raises(trimcp.RequestTimeoutError):
                     await client.call_tool("add", {"a": 1, "b": 1}, timeout=1)
@@ -237,6 +247,7 @@ async def test_reinitialize_false_keeps_a_404_fatal(clock: trio.testing.MockCloc
                 trimcp.streamable_http(server.url, listen=False, reinitialize=False),
                 era="handshake",
             ) as client:
+                await until_initialized(server)
                 sessions.forget()
                 with pytest.raises(trimcp.ConnectionClosedError, match="new client"):
                     await client.call_tool("t")
