@@ -12,17 +12,21 @@ then wait as usual). They are only for plain TCP sockets on POSIX: any other str
 The descriptor is read from the socket at every call, never cached: a socket closed
 meanwhile reports ``-1``, so a number the kernel has since given to another connection
 is never touched. The caller is the stream's one reader (or one writer), as for
-``receive_some`` / ``send_all``; these functions do not checkpoint, the caller does
-(``trio.lowlevel.checkpoint_if_cancelled`` before, a park after).
+``receive_some`` / ``send_all``. :func:`read_now` and :func:`write_now` do not
+checkpoint; :func:`receive` and :func:`send` are the streams' methods built on them
+(each a cancellation point, a scheduler round only when it has to wait).
 """
 
 from __future__ import annotations
 
+import math
 import os
 
 import trio
 
-__all__ = ["read_now", "write_now"]
+from ._readable import wait_for_bytes
+
+__all__ = ["read_now", "receive", "send", "write_now"]
 
 _POSIX = os.name == "posix"
 
@@ -57,3 +61,29 @@ def write_now(stream: trio.abc.SendStream, data: bytes) -> int:
         return os.write(fd, data)
     except BlockingIOError:
         return 0
+
+
+async def receive(stream: trio.abc.ReceiveStream, size: int) -> bytes:
+    """``stream.receive_some(size)``: bytes already there are taken at once, else the
+    task parks until there are some (in ``wait_readable``, see :mod:`._readable`)."""
+    await trio.lowlevel.checkpoint_if_cancelled()
+    data = read_now(stream, size)
+    if data is None:
+        await wait_for_bytes(stream)
+        data = read_now(stream, size)
+        if data is None:  # not a plain socket, or woken without bytes after all
+            return bytes(await stream.receive_some(size))
+    return data
+
+
+async def send(stream: trio.abc.SendStream, data: bytes, *, timeout: float = math.inf) -> bool:
+    """``stream.send_all(data)``: what the socket takes at once is written without a
+    scheduler round or a deadline; the rest must go within ``timeout`` seconds.
+    ``False`` when it did not (the stream is then left mid-write: close it)."""
+    await trio.lowlevel.checkpoint_if_cancelled()
+    sent = write_now(stream, data)
+    if sent == len(data):
+        return True
+    with trio.move_on_after(timeout) as scope:
+        await stream.send_all(data[sent:] if sent else data)
+    return not scope.cancelled_caught

@@ -155,7 +155,8 @@ class HttpClientChannel:
         Its own, not the caller's: breaking the channel cancels these tasks only, and
         the session above learns of it from ``receive()`` (every waiting call fails
         with :class:`~trimcp.ConnectionClosedError`), so the code using the client is
-        never cancelled from under it."""
+        never cancelled from under it.
+        """
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             task_status.started()
@@ -332,6 +333,7 @@ class HttpClientChannel:
 
     async def forget_session(self, old: str) -> bool:
         """Drop session ``old``: its GET stream, and its calls in flight fail as expired.
+
         Returns whether the GET stream was open (to be reopened on the new session).
         """
         self.session_id = None

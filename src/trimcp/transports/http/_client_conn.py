@@ -27,8 +27,7 @@ import attrs
 import h11
 import trio
 
-from .._direct import read_now, write_now
-from .._readable import wait_for_bytes
+from .._direct import receive, send
 from ._client_heads import END_OF_MESSAGE, RequestHeads
 
 __all__ = [
@@ -179,31 +178,9 @@ class HttpConnection:
             raise ValueError(f"cannot send this HTTP request: {exc}") from exc
         data = head if body is None else b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body)
         try:
-            await self._write(data)
+            await send(self.stream, data)
         except (trio.BrokenResourceError, OSError) as exc:
             raise HttpTransportError(f"sending failed: {exc}", stale=self.reused) from exc
-
-    async def _write(self, data: bytes) -> None:
-        """``send_all``, but a request the socket takes whole is written at once.
-
-        A Trio socket write always ends with a scheduler round (a checkpoint), one per
-        request; the exchange parks for its answer right after anyway. What the socket
-        buffer does not take goes through ``send_all`` (see :mod:`.._direct`)."""
-        await trio.lowlevel.checkpoint_if_cancelled()
-        sent = write_now(self.stream, data)
-        if sent < len(data):
-            await self.stream.send_all(data[sent:] if sent else data)
-
-    async def _read(self) -> bytes:
-        """The next bytes (``b""`` at EOF), once the stream has some.
-
-        After ``wait_for_bytes`` the bytes are there: read them at once, without
-        ``receive_some``'s second scheduler round (see :mod:`.._direct`)."""
-        await wait_for_bytes(self.stream)
-        data = read_now(self.stream, _RECEIVE_SIZE)
-        if data is None:
-            return bytes(await self.stream.receive_some(_RECEIVE_SIZE))
-        return data
 
     async def _next_event(self) -> h11.Event:
         while True:
@@ -220,7 +197,7 @@ class HttpConnection:
                 assert isinstance(event, h11.Event)
                 return event
             try:
-                data = await self._read()
+                data = await receive(self.stream, _RECEIVE_SIZE)
             except (trio.BrokenResourceError, OSError) as exc:
                 raise HttpTransportError(
                     f"receiving failed: {exc}", stale=self.reused and not self._got_bytes

@@ -34,7 +34,7 @@ from urllib.parse import unquote
 import h11
 import trio
 
-from .._direct import read_now, write_now
+from .._direct import receive, send
 from .._readable import wait_for_bytes
 from ..websocket._limits import WebSocketLimits
 from ._asgi_io import BODY_BUFFERED, Scope
@@ -243,17 +243,9 @@ class H11Connection:
         return self.limits.header_timeout if began else self.limits.keep_alive_timeout
 
     async def _read(self) -> bytes:
-        """The next bytes (``b""`` once the client is gone). Bytes already there are
-        taken without a scheduler round; otherwise the task parks until there are some
-        (see :mod:`.._direct`)."""
+        """The next bytes (``b""`` once the client is gone; see :mod:`.._direct`)."""
         try:
-            await trio.lowlevel.checkpoint_if_cancelled()
-            data = read_now(self.stream, RECEIVE_SIZE)
-            if data is None:
-                await wait_for_bytes(self.stream)
-                data = read_now(self.stream, RECEIVE_SIZE)
-                if data is None:  # not a plain socket, or woken without bytes after all
-                    data = await self.stream.receive_some(RECEIVE_SIZE)
+            data = await receive(self.stream, RECEIVE_SIZE)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             data = b""
         if not data:
@@ -459,19 +451,14 @@ class H11Connection:
         deadline to the server: :attr:`bounds_writes`). What the socket buffer takes at
         once goes without a scheduler round or a deadline (see :mod:`.._direct`)."""
         try:
-            await trio.lowlevel.checkpoint_if_cancelled()
-            try:
-                sent = write_now(self.stream, data)
-            except OSError as exc:  # a reset or a broken pipe, as send_all would say
-                raise trio.BrokenResourceError(str(exc)) from exc
-            if sent == len(data):
-                return
-            with trio.move_on_after(self.limits.send_timeout) as scope:
-                await self.stream.send_all(data[sent:] if sent else data)
+            written = await send(self.stream, data, timeout=self.limits.send_timeout)
+        except OSError as exc:  # a reset or a broken pipe, as send_all would say
+            self.broken = True
+            raise trio.BrokenResourceError(str(exc)) from exc
         except BaseException:
-            self.broken = True  # a write cut short (reset, or cancelled by a timeout)
+            self.broken = True  # a write cut short (reset, or cancelled)
             raise
-        if scope.cancelled_caught:
+        if not written:
             self.broken = True
             raise trio.BrokenResourceError(
                 f"a write took over {self.limits.send_timeout:g} s: the client is not reading"

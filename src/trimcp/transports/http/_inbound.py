@@ -42,26 +42,13 @@ class BodyReservation:
         self.held = 0
 
     def __enter__(self) -> BodyReservation:
-        inbound, client = self._inbound, self._client
-        budget = inbound._clients.get(client)
-        if budget is None:
-            budget = inbound._clients[client] = ByteBudget(inbound.client_limit, inbound.total)
-        inbound._users[client] = inbound._users.get(client, 0) + 1
-        self._budget = budget
+        self._budget = self._inbound.join(self._client)
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        budget = self._budget
-        budget.give(self.held)
+        self._budget.give(self.held)
         self.held = 0
-        inbound, client = self._inbound, self._client
-        users = inbound._users[client] - 1
-        if users:
-            inbound._users[client] = users
-        else:
-            del inbound._users[client]
-            del inbound._clients[client]
-            budget.close()
+        self._inbound.leave(self._client)
 
     def take(self, size: int) -> None:
         """Hold ``size`` more bytes; :class:`HttpError` 503 (connection closed) if they
@@ -104,3 +91,20 @@ class InboundBudget:
         """Count a body of ``client`` (``None``: a client without a known address or
         identity; those share one budget) while the ``with`` block receives it."""
         return BodyReservation(self, client)
+
+    def join(self, client: str | None) -> ByteBudget:
+        """``client``'s budget, made for its first body being received."""
+        budget = self._clients.get(client)
+        if budget is None:
+            budget = self._clients[client] = ByteBudget(self.client_limit, self.total)
+        self._users[client] = self._users.get(client, 0) + 1
+        return budget
+
+    def leave(self, client: str | None) -> None:
+        """A body of ``client`` is read; its budget goes with its last one."""
+        users = self._users[client] - 1
+        if users:
+            self._users[client] = users
+        else:
+            del self._users[client]
+            self._clients.pop(client).close()
