@@ -155,8 +155,7 @@ class HttpClientChannel:
         Its own, not the caller's: breaking the channel cancels these tasks only, and
         the session above learns of it from ``receive()`` (every waiting call fails
         with :class:`~trimcp.ConnectionClosedError`), so the code using the client is
-        never cancelled from under it.
-        """
+        never cancelled from under it."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             task_status.started()
@@ -332,10 +331,8 @@ class HttpClientChannel:
         self._outstanding[request_id] = Call()
 
     async def forget_session(self, old: str) -> bool:
-        """Drop session ``old``: its GET stream, and its calls in flight fail as expired.
-
-        Returns whether the GET stream was open (to be reopened on the new session).
-        """
+        """Drop session ``old`` (its GET stream; its calls in flight fail as expired);
+        whether the GET stream was open (to be reopened on the new session)."""
         self.session_id = None
         reopen = self._listening
         self._listening = False
