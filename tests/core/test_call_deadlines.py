@@ -98,11 +98,50 @@ async def test_a_call_answered_in_time_leaves_the_timer_nothing(autojump_clock: 
             for n in range(1000):
                 assert await session.request("echo", timeout=1 + n % 7) == {"n": n}
             deadlines = session._deadlines
-            assert deadlines._live == 0
+            assert deadlines._calls == {}
             assert len(deadlines._heap) <= 64  # stale entries are pruned
             await trio.sleep(10)  # the timer expires nothing that was answered
             assert await peer.quiet_drain() == []
             nursery.cancel_scope.cancel()
+
+
+class _Answer:
+    """A value in an answer that can be watched for being freed."""
+
+
+async def test_an_answered_call_is_freed_with_its_answer_at_once(autojump_clock: Any) -> None:
+    # The heap keeps deadlines and ids, never the calls: a stale entry (the call was
+    # answered long before its deadline) must not keep the call and its answer alive
+    # until the entry reaches the top. Freed by reference counting alone: no collection.
+    import gc
+    import weakref
+
+    peer, channel = raw_pair()
+    async with open_session(channel, role=Role.CLIENT, registry=Registry()) as session:
+        answers: list[weakref.ref[_Answer]] = []
+
+        async def answer_all() -> None:
+            while True:
+                request = await peer.receive()
+                assert isinstance(request, Request)
+                answer = _Answer()
+                answers.append(weakref.ref(answer))
+                await peer.send(Response(id=request.id, result={"value": answer}))
+
+        gc.disable()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(answer_all)
+                for _ in range(10):
+                    result = await session.request("echo", timeout=60)
+                    assert isinstance(result["value"], _Answer)
+                    del result
+                assert len(session._deadlines._heap) == 10  # stale, not yet pruned
+                # All but the last: the session's reader holds the last message it read.
+                assert [ref() for ref in answers[:-1]] == [None] * 9
+                nursery.cancel_scope.cancel()
+        finally:
+            gc.enable()
 
 
 @pytest.mark.parametrize("middleware", [False, True])

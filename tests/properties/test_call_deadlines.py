@@ -5,12 +5,15 @@ after a random delay, or never. A session bounds its calls by its deadline timer
 its channel can withdraw queued sends, else by a cancel scope per call; both ways,
 each call is answered if and only if its answer comes before its deadline, resolves at
 that moment, and is followed by ``notifications/cancelled`` exactly when it timed out.
-The buffer towards the peer holds one message, so sends also wait for room.
+The buffer towards the peer holds one message, so sends also wait for room. Once the
+callers are done, no answer is still alive: nothing the session keeps for deadlines
+holds a call that ended.
 """
 
 from __future__ import annotations
 
 import os
+import weakref
 
 import trio
 import trio.testing
@@ -38,12 +41,17 @@ calls = st.lists(
 )
 
 
+class _Answer:
+    """A value in an answer that can be watched for being freed."""
+
+
 async def _play(script: list[tuple[int, int, float | None]], timed: bool) -> list[object]:
     peer, channel = raw_pair(max_buffer=1, timed=timed)
     outcome: dict[int, tuple[str, float]] = {}
     cancelled: set[int] = set()
     delays = {f"call{n}": delay for n, (_s, _t, delay) in enumerate(script)}
     ids: dict[object, int] = {}
+    answers: list[weakref.ref[_Answer]] = []
 
     async with open_session(channel, role=Role.CLIENT, registry=Registry()) as session:
         assert session._timed_sends is timed
@@ -59,7 +67,9 @@ async def _play(script: list[tuple[int, int, float | None]], timed: bool) -> lis
 
         async def answer(request: Request, delay: float) -> None:
             await trio.sleep(delay)
-            await peer.send(Response(id=request.id, result={}))
+            value = _Answer()
+            answers.append(weakref.ref(value))
+            await peer.send(Response(id=request.id, result={"value": value}))
 
         async def serve(nursery: trio.Nursery) -> None:
             while True:
@@ -80,6 +90,11 @@ async def _play(script: list[tuple[int, int, float | None]], timed: bool) -> lis
                 for n, (start, timeout, _delay) in enumerate(script):
                     callers.start_soon(call, n, start, timeout)
             await trio.testing.wait_all_tasks_blocked()
+            # The session's reader holds the last message it read until the next one.
+            await peer.send(Notification(method="notifications/unknown"))
+            await trio.testing.wait_all_tasks_blocked()
+            # Freed by reference counting as each call ended (or its answer came late).
+            assert [ref() for ref in answers] == [None] * len(answers)
             peers.cancel_scope.cancel()
         assert session.pending == 0
     return [(outcome[n], n in cancelled) for n in range(len(script))]

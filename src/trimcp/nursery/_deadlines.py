@@ -12,11 +12,14 @@ Why: a Trio cancel scope with a deadline around each call (its cancel status, th
 deadline's registration and their unwinding: some seventy Python calls) was a fifth of
 a client's CPU per call. Here a call costs a heap push and, once it ended, a mark.
 
-Entries leave lazily, as in Trio's own deadline heap: a call that ended only marks its
-deadline gone; stale entries are dropped when they reach the top, and the heap is
+Entries leave lazily, as in Trio's own deadline heap: a call that ended only leaves the
+table of live calls; stale entries are dropped when they reach the top, and the heap is
 rebuilt whenever it holds more stale entries than live ones, so it never grows beyond
-twice the calls waiting (plus a constant). The timer task starts with the first call
-and ends with the session's nursery.
+twice the calls waiting (plus a constant). An entry is a deadline and the call's id, not
+the call: a call that ended is freed at once, with its answer, instead of living on in a
+stale entry (at 10,000 calls in flight those kept answers were a large part of what the
+garbage collector walked). The timer task starts with the first call and ends with the
+session's nursery.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ _SLACK = 64
 class CallDeadlines:
     """One session's deadline heap and its timer (see the module doc)."""
 
-    __slots__ = ("_heap", "_live", "_on_expired", "_seq", "_spawn", "_started", "_timer")
+    __slots__ = ("_calls", "_heap", "_on_expired", "_spawn", "_started", "_timer")
 
     def __init__(
         self,
@@ -49,9 +52,10 @@ class CallDeadlines:
     ) -> None:
         self._spawn = spawn
         self._on_expired = on_expired
-        self._heap: list[tuple[float, int, PendingCall]] = []
-        self._live = 0
-        self._seq = 0
+        #: (deadline, call id): ids are never reused within a session.
+        self._heap: list[tuple[float, int]] = []
+        #: The calls watched now, by id.
+        self._calls: dict[int, PendingCall] = {}
         self._started = False
         #: The timer's sleep, whose deadline is the earliest live one.
         self._timer: trio.CancelScope | None = None
@@ -67,13 +71,13 @@ class CallDeadlines:
             self._started = True
         call.deadline = deadline
         call.task = trio.lowlevel.current_task()
-        self._seq += 1
-        heapq.heappush(self._heap, (deadline, self._seq, call))
-        self._live += 1
+        calls = self._calls
+        calls[call.id] = call
+        heapq.heappush(self._heap, (deadline, call.id))
         timer = self._timer
         if timer is not None and deadline < timer.deadline:
             timer.deadline = deadline
-        if len(self._heap) > 2 * self._live + _SLACK:
+        if len(self._heap) > 2 * len(calls) + _SLACK:
             self._prune()
         return True
 
@@ -82,18 +86,20 @@ class CallDeadlines:
         if call.deadline != inf:
             call.deadline = inf
             call.task = None
-            self._live -= 1
+            del self._calls[call.id]
 
     def _prune(self) -> None:
-        self._heap = [entry for entry in self._heap if entry[2].deadline == entry[0]]
+        calls = self._calls
+        self._heap = [entry for entry in self._heap if entry[1] in calls]
         heapq.heapify(self._heap)
 
     def _next(self) -> float:
         """The earliest live deadline (stale entries on top are dropped)."""
         heap = self._heap
+        calls = self._calls
         while heap:
-            deadline, _seq, call = heap[0]
-            if call.deadline == deadline:
+            deadline, call_id = heap[0]
+            if call_id in calls:
                 return deadline
             heapq.heappop(heap)
         return inf
@@ -105,8 +111,10 @@ class CallDeadlines:
             self._timer = None
             now = trio.current_time()
             heap = self._heap
+            calls = self._calls
             while heap and heap[0][0] <= now:
-                deadline, _seq, call = heapq.heappop(heap)
-                if call.deadline == deadline:
+                _deadline, call_id = heapq.heappop(heap)
+                call = calls.get(call_id)
+                if call is not None:
                     self._on_expired(call)  # it reads the call's task
                     self.remove(call)
