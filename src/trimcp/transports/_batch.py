@@ -91,8 +91,18 @@ class WriteBatcher:
             self._writing = True
             await self._write_open(data)
             return
+        # Parked here rather than in ParkedTasks.park: one coroutine fewer held by each
+        # sender waiting for its batch (at 10,000 calls in flight, nearly all of them).
+        task = trio.lowlevel.current_task()
+        waiters = batch.waiters
+        waiters[task] = mine
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            del waiters[task]
+            return trio.lowlevel.Abort.SUCCEEDED
+
         try:
-            await batch.park(mine)
+            await trio.lowlevel.wait_task_rescheduled(abort)
         except trio.Cancelled:
             if batch.state <= _TURN:
                 del batch.items[mine]

@@ -23,6 +23,7 @@ ends rather than reading on for a peer it can no longer answer.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import final
 
 import trio
@@ -92,9 +93,13 @@ class StreamChannel:
         #: Lines that did not decode and were answered with an error.
         self.rejected = 0
 
-    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+    def send(self, message: Message, *, related: RequestId | None = None) -> Awaitable[None]:
+        """Encode ``message`` now and hand back the awaitable that writes it (see
+        ``WriteBatcher.submit``): a plain function, so a
+        sender waiting for its batch holds no frame of this layer. An output that
+        already failed, or a message that cannot be encoded, raises here."""
         self._check_output()
-        await self._batcher.submit(self._connection.send(message))
+        return self._batcher.submit(self._connection.send(message))
 
     def interrupt_send(self, task: trio.lowlevel.Task, error: BaseException) -> bool:
         """Withdraw ``task``'s line if it still waits to be written, and make its send
