@@ -145,7 +145,12 @@ class PendingTable:
     def __init__(self, *, max_pending: int = DEFAULT_MAX_PENDING, first_id: int = 0) -> None:
         self._calls: dict[RequestId, PendingCall] = {}
         self._next_id = first_id
-        self._slots = trio.Semaphore(max_pending)
+        #: Free slots. A slot freed while callers wait passes straight to the first of
+        #: them, so callers wait only while this is 0. (A counter rather than a
+        #: trio.Semaphore: its acquire and release were Python calls on every request.)
+        self._free = max_pending
+        #: Callers waiting for a slot, in arrival order.
+        self._room = trio.lowlevel.ParkingLot()
         self._closed: McpError | None = None
         #: Answers that matched no waiter (unknown, duplicate or late): dropped, counted.
         self.dropped = 0
@@ -165,14 +170,14 @@ class PendingTable:
         """Take a slot (waiting while the table is full) and a fresh id."""
         self._check_open()
         # No checkpoint when a slot is free: the caller's send that follows is one.
-        try:
-            self._slots.acquire_nowait()
-        except trio.WouldBlock:
-            await self._slots.acquire()
+        if self._free:
+            self._free -= 1
+        else:
+            await self._room.park()  # woken holding the slot its waker freed
         try:
             self._check_open()
         except McpError:
-            self._slots.release()
+            self._free_slot()
             raise
         call = PendingCall(self._next_id, method, on_progress)
         self._next_id += 1
@@ -186,7 +191,13 @@ class PendingTable:
     def release(self, call: PendingCall) -> None:
         """Forget ``call`` (after it resolved, or when its caller gave up)."""
         if self._calls.pop(call.id, None) is not None:
-            self._slots.release()
+            self._free_slot()
+
+    def _free_slot(self) -> None:
+        if self._free or not self._room:
+            self._free += 1
+        else:
+            self._room.unpark()  # the slot passes to the caller waiting longest
 
     def resolve(self, message: Response | ErrorResponse) -> bool:
         """Deliver an answer. Returns ``False`` (and counts it) when nobody waits for it."""

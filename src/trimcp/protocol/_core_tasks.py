@@ -82,7 +82,9 @@ def core_tasks_capability() -> dict[str, Any]:
 
 def declares_tool_tasks(tasks: Mapping[str, Any] | None) -> bool:
     """Whether a server's ``tasks`` capability allows task-augmented ``tools/call``."""
-    if not isinstance(tasks, Mapping):
+    # Asked on every call: no capability (the common case) is answered without the
+    # Mapping ABC's instance check.
+    if tasks is None or not isinstance(tasks, Mapping):
         return False
     requests = tasks.get("requests")
     tools = requests.get("tools") if isinstance(requests, Mapping) else None
