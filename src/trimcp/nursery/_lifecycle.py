@@ -72,6 +72,10 @@ SHUTTING_DOWN: Final = -32000
 class Event(enum.Enum):
     """What can happen to a session (see the module doc for who feeds each one in)."""
 
+    #: Members are singletons: hashed by identity, a C slot, rather than by Enum's
+    #: Python-level ``__hash__`` (the lifecycle table is looked up for every message).
+    __hash__ = object.__hash__
+
     #: An ``initialize`` request (received by a server, sent by a client).
     INITIALIZE = "initialize"
     #: ``initialize`` was answered with a result (server: written; client: received).
@@ -99,6 +103,10 @@ class Event(enum.Enum):
 
 class Action(enum.Enum):
     """What the session does about an event."""
+
+    #: Members are singletons: hashed by identity, a C slot, rather than by Enum's
+    #: Python-level ``__hash__`` (the lifecycle table is looked up for every message).
+    __hash__ = object.__hash__
 
     ACCEPT = "accept"
     BARRIER = "accept, then read nothing more until it is answered"

@@ -22,6 +22,10 @@ class Role(enum.Enum):
 class Phase(enum.Enum):
     """Where a session is in its lifecycle; moved only by :mod:`._lifecycle`'s table."""
 
+    #: Members are singletons: hashed by identity, a C slot, rather than by Enum's
+    #: Python-level ``__hash__`` (the lifecycle table is looked up for every message).
+    __hash__ = object.__hash__
+
     #: Nothing yet: a server waits for ``initialize``, a client has not begun.
     NEW = "new"
     #: ``initialize`` is being handled (server) or awaits its answer (client).
