@@ -23,6 +23,8 @@ from typing import Any
 
 import trio
 
+from trimcp.transports import widen_stream
+
 from ._codec import LINES, OBJECTS, Codec
 from ._core import Driver, Implementation, Target, Workload
 from ._era import ERA_FREE, Unsupported, guard_fanout
@@ -87,6 +89,10 @@ class StdioDriver(PeerCpu):
         assert process.stdin is not None
         assert process.stdout is not None
         self.server = ServerProcess("stdio", process.pid)
+        # The pipes trimcp's client makes for its child are as large (the same helper),
+        # so the floor is not held back by 64 KiB pipes where trimcp is not.
+        widen_stream(process.stdin)
+        widen_stream(process.stdout)
         outbox, queued = trio.open_memory_channel[str](BUFFER)
         era = "handshake" if self.kind in ERA_FREE else workload.era
         client = LineClient(outbox.send, era)

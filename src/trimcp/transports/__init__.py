@@ -6,6 +6,9 @@ from ._kind import transport_kind as transport_kind
 from ._memory import DEFAULT_MEMORY_BUFFER as DEFAULT_MEMORY_BUFFER
 from ._memory import MemoryChannel as MemoryChannel
 from ._memory import memory_channel_pair as memory_channel_pair
+from ._pipes import DEFAULT_PIPE_SIZE as DEFAULT_PIPE_SIZE
+from ._pipes import widen_pipe as widen_pipe
+from ._pipes import widen_stream as widen_stream
 from ._stdio import StdioCommand as StdioCommand
 from ._stdio import open_stdio_channel as open_stdio_channel
 from ._stdio import stdio_command as stdio_command
@@ -20,6 +23,7 @@ from .websocket import websocket as websocket
 
 __all__ = [
     "DEFAULT_MEMORY_BUFFER",
+    "DEFAULT_PIPE_SIZE",
     "DEFAULT_RECEIVE_SIZE",
     "ClientTransport",
     "MemoryChannel",
@@ -36,4 +40,6 @@ __all__ = [
     "streamable_http",
     "transport_kind",
     "websocket",
+    "widen_pipe",
+    "widen_stream",
 ]

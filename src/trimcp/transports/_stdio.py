@@ -30,6 +30,7 @@ import trio
 
 from trimcp.nursery import MessageChannel
 
+from ._pipes import DEFAULT_PIPE_SIZE, widen_pipe, widen_stream
 from ._stream import StreamChannel
 
 __all__ = [
@@ -49,10 +50,17 @@ SHUTDOWN_STEP = 2.0
 
 
 @asynccontextmanager
-async def open_stdio_channel(*, max_line: int = SERVER_MAX_LINE) -> AsyncIterator[StreamChannel]:
-    """A channel over this process's stdin and stdout (see the module doc)."""
+async def open_stdio_channel(
+    *, max_line: int = SERVER_MAX_LINE, pipe_size: int | None = DEFAULT_PIPE_SIZE
+) -> AsyncIterator[StreamChannel]:
+    """A channel over this process's stdin and stdout (see the module doc).
+
+    Pipes among them are asked for ``pipe_size`` bytes of buffer (see
+    :mod:`._pipes`; ``None`` leaves them as they are)."""
     in_fd = os.dup(0)
     out_fd = os.dup(1)
+    widen_pipe(in_fd, pipe_size)
+    widen_pipe(out_fd, pipe_size)
     saved_stdout = os.dup(1)
     os.dup2(2, 1)
     channel = StreamChannel(
@@ -149,6 +157,9 @@ class StdioCommand:
     env: Mapping[str, str] | None = None
     cwd: str | None = None
     max_line: int = CLIENT_MAX_LINE
+    #: Bytes of buffer asked for each pipe to and from the child (see :mod:`._pipes`);
+    #: ``None`` leaves the system's default.
+    pipe_size: int | None = DEFAULT_PIPE_SIZE
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[MessageChannel]:
@@ -161,6 +172,8 @@ class StdioCommand:
         )
         assert process.stdin is not None
         assert process.stdout is not None
+        widen_stream(process.stdin, self.pipe_size)
+        widen_stream(process.stdout, self.pipe_size)
         output = _ChildOutput(process.stdout)
         channel = StreamChannel(process.stdin, output, max_line=self.max_line)
         try:
