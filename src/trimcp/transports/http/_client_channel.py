@@ -207,9 +207,9 @@ class HttpClientChannel:
         if call is not None:
             # Stop reading the cancelled request's answer first: its connection goes
             # back to the pool for this notification. With every connection held by
-            # requests that are being given up (a cancelled batch of parked calls),
-            # the notifications would otherwise wait for connections that free up
-            # only after them, until the bounded cancel send gives up.
+            # requests being given up (a cancelled batch of parked calls), the
+            # notifications would otherwise wait for connections that free up only
+            # after them, until the bounded cancel send gives up.
             call.give_up(self.config.stream_linger)
         fresh = Call(stateless=modern_headers(message) is not None)
         status = Started(fresh.scope.cancel)
@@ -455,12 +455,13 @@ class HttpClientChannel:
                     try:
                         await conn.send_request("POST", pool.origin, headers, body)
                         status.started()
-                        # Not bound here: a parked call's stream would keep the head alive.
                         response = await conn.receive_response()
                         if gate is None or not gate.is_challenge(response):
                             if gate is not None and info is not None:
                                 gate.observe(info, response)
-                            return await self._on_response(message, conn, response, sent, bounce)
+                            answer = self._on_response(message, conn, response, sent, bounce)
+                            del response  # unbound before the wait: a parked stream keeps no head
+                            return await answer
                         challenge = await gate.read(conn, response)
                         break
                     finally:
