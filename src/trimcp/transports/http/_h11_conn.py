@@ -40,6 +40,7 @@ from ..websocket._limits import WebSocketLimits
 from ._asgi_io import BODY_BUFFERED, Scope
 from ._connections import Ticket
 from ._h11_websocket import H11WebSocket, is_websocket_upgrade
+from ._header_pairs import shared_pairs
 from ._server_limits import HttpServerLimits
 
 __all__ = ["AsgiApp", "H11Connection"]
@@ -301,9 +302,10 @@ class H11Connection:
             "raw_path": raw_path,
             "query_string": query,
             "root_path": "",
-            # Plain (name, value) pairs: h11's own list also keeps each name as sent
-            # (a third bytes object per header), for as long as the request runs.
-            "headers": list(request.headers),
+            # Plain (name, value) pairs, shared between requests where they may be
+            # (h11's own list also keeps each name as sent: a third bytes object per
+            # header, for as long as the request runs).
+            "headers": shared_pairs(request.headers),
             "client": self.client,
             "server": self.server,
             "extensions": {},
