@@ -8,7 +8,10 @@ calls against trimcp's own server (127.0.0.1) and look at the live objects.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from functools import partial
+from types import CoroutineType
+from typing import Any
 
 import h11
 import trio
@@ -32,6 +35,13 @@ def build(entered: list[int], all_parked: trio.Event) -> trimcp.Server:
         await trio.sleep_forever()
 
     return server
+
+
+def chain(coro: Any) -> Iterator[str]:
+    """The qualified names of the frames a coroutine waits through."""
+    while coro is not None:
+        yield getattr(coro, "__qualname__", type(coro).__name__)
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
 
 
 def live(kind: type) -> int:
@@ -59,5 +69,16 @@ async def test_a_parked_sse_call_keeps_no_response_head() -> None:
                 # once: none of them is still held (at most the session's one
                 # standalone GET stream's).
                 assert live(h11.Response) <= 1
+                # Each POST task waits for bytes straight from reading its answer.
+                posts = [
+                    list(chain(obj))
+                    for obj in gc.get_objects()
+                    if isinstance(obj, CoroutineType)
+                    and obj.__qualname__ == "HttpClientChannel._post"
+                ]
+                assert len(posts) >= PARKED
+                for names in posts:
+                    assert "HttpConnection._next_event" in names
+                    assert names[names.index("HttpConnection._next_event") + 1] == "wait_readable"
                 callers.cancel_scope.cancel()
             nursery.cancel_scope.cancel()
