@@ -90,6 +90,8 @@ async def test_a_parked_sse_request_keeps_no_more_than_it_needs() -> None:
                 streaming = [c for c in live(H11Connection) if c.head_sent and not c.complete]
                 assert len(streaming) >= PARKED
                 assert all("headers" not in c.started for c in streaming if c.started)
+                # One local address for them all, not a copy per connection.
+                assert len({id(c.server) for c in streaming}) == 1
                 # No wake-up event while the pump waits on the client instead, and no
                 # set for reverse calls that were never made.
                 assert all(outbox._wakeup is None for outbox in live(Outbox))
