@@ -69,16 +69,19 @@ async def test_a_parked_sse_call_keeps_no_response_head() -> None:
                 # once: none of them is still held (at most the session's one
                 # standalone GET stream's).
                 assert live(h11.Response) <= 1
-                # Each POST task waits for bytes straight from reading its answer.
-                posts = [
-                    list(chain(obj))
-                    for obj in gc.get_objects()
-                    if isinstance(obj, CoroutineType)
-                    and obj.__qualname__ == "HttpClientChannel._post"
-                ]
+                # Each POST task waits for bytes straight from reading its answer,
+                # and keeps no copy of the request it sent.
+                coroutines = [o for o in gc.get_objects() if isinstance(o, CoroutineType)]
+                post = "HttpClientChannel._post"
+                posts = [list(chain(o)) for o in coroutines if o.__qualname__ == post]
                 assert len(posts) >= PARKED
                 for names in posts:
                     assert "HttpConnection._next_event" in names
                     assert names[names.index("HttpConnection._next_event") + 1] == "wait_readable"
+                for coro in coroutines:
+                    if coro.__qualname__ == "HttpClientChannel._post_once":
+                        assert coro.cr_frame is not None
+                        values = coro.cr_frame.f_locals.values()
+                        assert not any(isinstance(value, bytes) for value in values)
                 callers.cancel_scope.cancel()
             nursery.cancel_scope.cancel()

@@ -432,7 +432,6 @@ class HttpClientChannel:
     async def _post_once(
         self, message: Message, status: Started, sent: str | None, *, bounce: bool
     ) -> SSEDecoder | _Bounce | None:
-        body = encode(message)
         base = (
             ("Content-Type", "application/json"),
             ("Accept", "application/json, text/event-stream"),
@@ -453,7 +452,8 @@ class HttpClientChannel:
                     # call); the connection goes back in the finally below.
                     conn = await pool.acquire(fresh=attempt > 0)
                     try:
-                        await conn.send_request("POST", pool.origin, headers, body)
+                        # Encoded per attempt: a parked call's frame keeps no body.
+                        await conn.send_request("POST", pool.origin, headers, encode(message))
                         status.started()
                         response = await conn.receive_response()
                         if gate is None or not gate.is_challenge(response):
