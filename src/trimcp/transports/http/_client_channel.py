@@ -85,7 +85,7 @@ from ._client_errors import http_error, phrase, session_id_in
 from ._client_gate import RETRY, AuthGate
 from ._client_hooks import HttpRequestInfo, extra_headers
 from ._client_legacy import FALLBACK_STATUSES, LegacySse, LegacySseError
-from ._client_modern import modern_headers, transport_headers
+from ._client_modern import modern_headers, post_headers, transport_headers
 from ._client_params import ToolHeaderTable
 from ._client_reinit import Renewal, session_expired_error
 from ._client_sse import SseReader
@@ -441,9 +441,9 @@ class HttpClientChannel:
         pool = self.pool
         for retries_left in range(self.config.max_auth_retries, -1, -1):
             if self.hooked:
-                headers = await self.headers("POST", message, base)
+                headers: Headers = await self.headers("POST", message, base)
             else:  # the common case awaits nothing before the connection
-                headers = transport_headers(
+                headers = post_headers(
                     message, base, self.session_id, self.protocol_version, self.tool_headers
                 )
             for attempt in (0, 1):
