@@ -215,11 +215,24 @@ class StreamableHttpApp(SessionRoutes):
 
     # ------------------------------------------------------------------ ASGI entry
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
+        kind = scope["type"]
+        if kind == "http":
+            # Served here, not in a method of its own: a parked request keeps one
+            # frame less.
+            headers = Headers(scope.get("headers", ()))
+            self.exchanges += 1
+            try:
+                try:
+                    await self._route(scope, receive, send, headers)
+                except HttpError as error:
+                    await send_error(send, error)
+            except ClientGone:
+                logger.debug("client went away before its response")
+            finally:
+                self.exchanges -= 1
+        elif kind == "lifespan":
             await self._lifespan(receive, send)
-        elif scope["type"] == "http":
-            await self._http(scope, receive, send)
-        elif scope["type"] == "websocket":
+        elif kind == "websocket":
             if scope.get("path") != self.path or self.stateless:
                 await send({"type": "websocket.close", "code": 1008})
                 return
@@ -245,19 +258,6 @@ class StreamableHttpApp(SessionRoutes):
             nursery.cancel_scope.cancel()
         await send({"type": "lifespan.shutdown.complete"})
 
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = Headers(scope.get("headers", ()))
-        self.exchanges += 1
-        try:
-            try:
-                await self._route(scope, receive, send, headers)
-            except HttpError as error:
-                await send_error(send, error)
-        except ClientGone:
-            logger.debug("client went away before its response")
-        finally:
-            self.exchanges -= 1
-
     def _route(
         self,
         scope: Scope,
@@ -267,7 +267,7 @@ class StreamableHttpApp(SessionRoutes):
         request: AuthRequest | None = None,
         caller: AuthenticatedCaller | None = None,
     ) -> Awaitable[None]:
-        """Check the request and pick its handler; its awaitable, for ``_http`` to await
+        """Check the request and pick its handler; its awaitable, for ``__call__`` to await
         (a plain function: a parked request keeps no frame of it). Raises ``HttpError``.
         With authorization, a request not yet seen by it goes there first.
         """
@@ -344,6 +344,7 @@ class StreamableHttpApp(SessionRoutes):
         buffered = BODY_BUFFERED in scope.get("extensions", ())
         body = await self.manager.read_body(scope, receive, caller, buffered=buffered)
         messages = self._decode(body, channel)
+        del body  # a parked POST keeps its decoded messages, not their bytes
         requests = [m for m in messages if isinstance(m, Request)]
         first_id = requests[0].id if len(messages) == 1 and requests else None
         try:

@@ -85,7 +85,7 @@ from ._client_errors import http_error, phrase, session_id_in
 from ._client_gate import RETRY, AuthGate
 from ._client_hooks import HttpRequestInfo, extra_headers
 from ._client_legacy import FALLBACK_STATUSES, LegacySse, LegacySseError
-from ._client_modern import modern_headers, transport_headers
+from ._client_modern import modern_headers, post_headers, transport_headers
 from ._client_params import ToolHeaderTable
 from ._client_reinit import Renewal, session_expired_error
 from ._client_sse import SseReader
@@ -207,9 +207,9 @@ class HttpClientChannel:
         if call is not None:
             # Stop reading the cancelled request's answer first: its connection goes
             # back to the pool for this notification. With every connection held by
-            # requests that are being given up (a cancelled batch of parked calls),
-            # the notifications would otherwise wait for connections that free up
-            # only after them, until the bounded cancel send gives up.
+            # requests being given up (a cancelled batch of parked calls), the
+            # notifications would otherwise wait for connections that free up only
+            # after them, until the bounded cancel send gives up.
             call.give_up(self.config.stream_linger)
         fresh = Call(stateless=modern_headers(message) is not None)
         status = Started(fresh.scope.cancel)
@@ -432,7 +432,6 @@ class HttpClientChannel:
     async def _post_once(
         self, message: Message, status: Started, sent: str | None, *, bounce: bool
     ) -> SSEDecoder | _Bounce | None:
-        body = encode(message)
         base = (
             ("Content-Type", "application/json"),
             ("Accept", "application/json, text/event-stream"),
@@ -442,9 +441,9 @@ class HttpClientChannel:
         pool = self.pool
         for retries_left in range(self.config.max_auth_retries, -1, -1):
             if self.hooked:
-                headers = await self.headers("POST", message, base)
+                headers: Headers = await self.headers("POST", message, base)
             else:  # the common case awaits nothing before the connection
-                headers = transport_headers(
+                headers = post_headers(
                     message, base, self.session_id, self.protocol_version, self.tool_headers
                 )
             for attempt in (0, 1):
@@ -453,14 +452,16 @@ class HttpClientChannel:
                     # call); the connection goes back in the finally below.
                     conn = await pool.acquire(fresh=attempt > 0)
                     try:
-                        await conn.send_request("POST", pool.origin, headers, body)
+                        # Encoded per attempt: a parked call's frame keeps no body.
+                        await conn.send_request("POST", pool.origin, headers, encode(message))
                         status.started()
-                        # Not bound here: a parked call's stream would keep the head alive.
                         response = await conn.receive_response()
                         if gate is None or not gate.is_challenge(response):
                             if gate is not None and info is not None:
                                 gate.observe(info, response)
-                            return await self._on_response(message, conn, response, sent, bounce)
+                            answer = self._on_response(message, conn, response, sent, bounce)
+                            del response  # unbound before the wait: a parked stream keeps no head
+                            return await answer
                         challenge = await gate.read(conn, response)
                         break
                     finally:

@@ -27,7 +27,8 @@ import attrs
 import h11
 import trio
 
-from .._direct import receive, send
+from .._direct import read_now, receive, send
+from .._readable import wait_for_bytes
 from ._client_heads import END_OF_MESSAGE, RequestHeads
 
 __all__ = [
@@ -197,7 +198,12 @@ class HttpConnection:
                 assert isinstance(event, h11.Event)
                 return event
             try:
-                data = await receive(self.stream, _RECEIVE_SIZE)
+                # receive() with its wait here: a parked call keeps one frame less.
+                await trio.lowlevel.checkpoint_if_cancelled()
+                data = read_now(self.stream, _RECEIVE_SIZE)
+                if data is None:
+                    await wait_for_bytes(self.stream)
+                    data = await receive(self.stream, _RECEIVE_SIZE)
             except (trio.BrokenResourceError, OSError) as exc:
                 raise HttpTransportError(
                     f"receiving failed: {exc}", stale=self.reused and not self._got_bytes

@@ -19,9 +19,19 @@ from trimcp.wire import Message, Request
 from ._client_params import ToolHeaderTable
 from ._header_values import NAME_PARAM, encode_header_value
 
-__all__ = ["VERSION_META", "encode_header_value", "modern_headers", "transport_headers"]
+__all__ = [
+    "VERSION_META",
+    "encode_header_value",
+    "modern_headers",
+    "post_headers",
+    "transport_headers",
+]
 
 VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
+#: Distinct session header lists kept by :func:`post_headers` (then forgotten at once).
+SESSION_HEADERS_KEPT: Final = 64
+
+_session_headers: dict[tuple[object, ...], tuple[tuple[str, str], ...]] = {}
 
 
 def modern_headers(message: Message) -> tuple[str, list[tuple[str, str]]] | None:
@@ -65,3 +75,26 @@ def transport_headers(
         if protocol_version is not None:
             out.append(("MCP-Protocol-Version", protocol_version))
     return out
+
+
+def post_headers(
+    message: Message,
+    base: tuple[tuple[str, str], ...],
+    session_id: str | None,
+    protocol_version: str | None,
+    tool_headers: ToolHeaderTable,
+) -> Sequence[tuple[str, str]]:
+    """:func:`transport_headers` for a POST without hooks, read-only: the headers of a
+    request of a session are one tuple shared by every call with the same session and
+    version (a parked call keeps them for as long as it waits), at most
+    :data:`SESSION_HEADERS_KEPT` of them."""
+    if modern_headers(message) is not None:
+        return transport_headers(message, base, session_id, protocol_version, tool_headers)
+    key = (base, session_id, protocol_version)
+    shared = _session_headers.get(key)
+    if shared is None:
+        if len(_session_headers) >= SESSION_HEADERS_KEPT:
+            _session_headers.clear()
+        shared = tuple(transport_headers(None, base, session_id, protocol_version, tool_headers))
+        _session_headers[key] = shared
+    return shared

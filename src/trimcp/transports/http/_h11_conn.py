@@ -27,7 +27,7 @@ import email.utils
 import json
 import logging
 import time
-from collections.abc import MutableMapping
+from collections.abc import Awaitable, MutableMapping
 from typing import Any, Final, final
 from urllib.parse import unquote
 
@@ -40,6 +40,7 @@ from ..websocket._limits import WebSocketLimits
 from ._asgi_io import BODY_BUFFERED, Scope
 from ._connections import Ticket
 from ._h11_websocket import H11WebSocket, is_websocket_upgrade
+from ._header_pairs import shared_pairs
 from ._server_limits import HttpServerLimits
 
 __all__ = ["AsgiApp", "H11Connection"]
@@ -55,6 +56,8 @@ LINGER_SECONDS: Final = 2.0
 LINGER_BYTES: Final = 1024 * 1024
 _DISCONNECT: Final = {"type": "http.disconnect"}
 _ASGI: Final = {"version": "3.0", "spec_version": "2.3"}
+#: ``started`` once the response head is written (its headers are not needed again).
+_HEAD_SENT: Final[MutableMapping[str, Any]] = {"type": "http.response.start"}
 
 
 class _DateCache:
@@ -84,6 +87,17 @@ def _error_response(status: int, message: str) -> tuple[h11.Response, bytes]:
         (b"date", _DateCache.now()),
     ]
     return h11.Response(status_code=status, headers=headers), body
+
+
+async def _prefetched(message: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """The body read with the head: no wait, so no scheduler round either (the app
+    yields soon enough, waiting for its answer); a cancelled request still stops here."""
+    await trio.lowlevel.checkpoint_if_cancelled()
+    return message
+
+
+async def _disconnected() -> MutableMapping[str, Any]:
+    return _DISCONNECT
 
 
 @final
@@ -166,7 +180,13 @@ class H11Connection:
             request = None  # a parked request keeps only its scope, not the parsed head
             if self._prefetch_body():
                 scope["extensions"][BODY_BUFFERED] = {}
-            await self._serve(scope)
+            # The app runs here, not in a method of its own: a parked request's task
+            # keeps one frame less.
+            try:
+                await self.app(scope, self._receive, self._send)
+            except Exception:
+                logger.exception("the ASGI app failed on %s %r", scope["method"], scope["raw_path"])
+            await self._conclude()
             if self.broken:
                 return False
             if self.h11.our_state is h11.DONE and self.h11.their_state is not h11.DONE:
@@ -282,19 +302,18 @@ class H11Connection:
             "raw_path": raw_path,
             "query_string": query,
             "root_path": "",
-            # Plain (name, value) pairs: h11's own list also keeps each name as sent
-            # (a third bytes object per header), for as long as the request runs.
-            "headers": list(request.headers),
+            # Plain (name, value) pairs, shared between requests where they may be
+            # (h11's own list also keeps each name as sent: a third bytes object per
+            # header, for as long as the request runs).
+            "headers": shared_pairs(request.headers),
             "client": self.client,
             "server": self.server,
             "extensions": {},
         }
 
-    async def _serve(self, scope: Scope) -> None:
-        try:
-            await self.app(scope, self._receive, self._send)
-        except Exception:
-            logger.exception("the ASGI app failed on %s %r", scope["method"], scope["raw_path"])
+    async def _conclude(self) -> None:
+        """After the app: a response it never started is answered here (400 for a
+        malformed body, else 500); one it left unfinished closes the connection."""
         if self.started is None and not self.broken:
             if self.bad_body:
                 await self._refuse(400, "Bad Request: malformed body")
@@ -348,21 +367,18 @@ class H11Connection:
         self.broken = self.broken or self.h11.their_state is not h11.DONE
 
     # ------------------------------------------------------------------ ASGI receive
-    async def _receive(self) -> MutableMapping[str, Any]:
+    def _receive(self) -> Awaitable[MutableMapping[str, Any]]:
+        """The app's ``receive``: what it awaits is handed back, so a request parked
+        watching for the client to leave keeps no frame of this dispatch."""
         prefetched = self.prefetched
         if prefetched is not None:
             self.prefetched = None
-            # Read with the head already: no wait, so no scheduler round either (the
-            # app yields soon enough, waiting for its answer); a cancelled request
-            # still stops here.
-            await trio.lowlevel.checkpoint_if_cancelled()
-            return prefetched
+            return _prefetched(prefetched)
         if self.complete or self.broken:
-            return _DISCONNECT
+            return _disconnected()
         if not self.body_done:
-            return await self._receive_body()
-        await self._watch()
-        return _DISCONNECT
+            return self._receive_body()
+        return self._watch()
 
     async def _receive_body(self) -> MutableMapping[str, Any]:
         conn = self.h11
@@ -397,24 +413,26 @@ class H11Connection:
                 self.broken = True
                 return _DISCONNECT
 
-    async def _watch(self) -> None:
-        """Return when the client goes away (EOF or reset) or the response is done."""
+    async def _watch(self) -> MutableMapping[str, Any]:
+        """``http.disconnect`` once the client goes away (EOF or reset) or the response
+        is done."""
         while not self.complete:
             if len(self.h11.trailing_data[0]) > self.limits.max_header_bytes:
                 # Pipelined too far ahead: stop reading until this response is done.
                 if self.done_event is None:
                     self.done_event = trio.Event()
                 await self.done_event.wait()
-                return
+                return _DISCONNECT
             try:
                 await wait_for_bytes(self.stream)
             except trio.ClosedResourceError:
                 self.broken = True
-                return
+                return _DISCONNECT
             data = await self._read()
             if not data:
-                return
+                return _DISCONNECT
             self.h11.receive_data(data)
+        return _DISCONNECT
 
     # ------------------------------------------------------------------ ASGI send
     async def _send(self, message: MutableMapping[str, Any]) -> None:
@@ -436,6 +454,7 @@ class H11Connection:
             headers = [*self.started.get("headers", ()), (b"date", _DateCache.now())]
             data = conn.send(h11.Response(status_code=int(self.started["status"]), headers=headers))
             self.head_sent = True
+            self.started = _HEAD_SENT  # a long response keeps no copy of its head
         body = message.get("body", b"")
         if body and not self.head_only:
             data += conn.send(h11.Data(data=body))

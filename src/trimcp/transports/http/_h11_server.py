@@ -85,6 +85,11 @@ async def _accept_loop(
     table: ConnectionTable,
     nursery: trio.Nursery,
 ) -> None:
+    # The last addresses seen, reused when the next connection's are equal (the local
+    # one nearly always is; a client's host often): each connection keeps them for its
+    # life, so connections that repeat them keep one copy.
+    last_server: tuple[str, int] | None = None
+    last_host = ""
     while True:
         try:
             stream = await listener.accept()
@@ -98,6 +103,13 @@ async def _accept_loop(
             await table.make_room()
             server = _address(stream.socket.getsockname())
             client = _address(stream.socket.getpeername())
+            if server == last_server:
+                server = last_server
+            last_server = server
+            if client is not None:
+                if client[0] == last_host:
+                    client = (last_host, client[1])
+                last_host = client[0]
         except OSError:
             await trio.aclose_forcefully(stream)  # gone before it was served
             continue

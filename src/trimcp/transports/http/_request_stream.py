@@ -54,8 +54,9 @@ class RequestStream:
         self.collected: list[bytes] = []
         self.outbox: Outbox | None = None
         #: Ids of the requests the server made on this stream, not yet answered or
-        #: cancelled: the stream stays open for them.
-        self.reverse: set[RequestId] = set()
+        #: cancelled: the stream stays open for them (made with the first one: most
+        #: streams carry none, and an empty set is 216 bytes a parked stream keeps).
+        self.reverse: set[RequestId] | None = None
 
     @property
     def done(self) -> bool:
@@ -65,6 +66,17 @@ class RequestStream:
     def over(self) -> bool:
         """Nothing more can go on it: its requests and its reverse calls have ended."""
         return not self.pending and not self.reverse
+
+    def add_reverse(self, request_id: RequestId) -> None:
+        """The server made request ``request_id`` on this stream."""
+        if self.reverse is None:
+            self.reverse = set()
+        self.reverse.add(request_id)
+
+    def end_reverse(self, request_id: RequestId) -> None:
+        """Reverse request ``request_id`` was answered or cancelled."""
+        if self.reverse is not None:
+            self.reverse.discard(request_id)
 
 
 def over_budget(stream: RequestStream, wire_ids: Mapping[RequestId, RequestId]) -> bytes:

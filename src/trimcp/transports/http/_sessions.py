@@ -201,7 +201,7 @@ class HttpSessionChannel:
         if isinstance(message, Request):
             if stream.outbox is None and stream.mode != "sse":
                 raise trio.BrokenResourceError("the client left before this request")
-            stream.reverse.add(message.id)
+            stream.add_reverse(message.id)
             self._reverse[message.id] = stream
         await self._emit(stream, message, response_id=None)
 
@@ -220,7 +220,7 @@ class HttpSessionChannel:
         stream = self._reverse.pop(reverse_id, None)
         if stream is None:
             return
-        stream.reverse.discard(reverse_id)
+        stream.end_reverse(reverse_id)
         if stream.over and self._live.get(stream.stream_id) is stream:
             self._end_stream(stream)
 

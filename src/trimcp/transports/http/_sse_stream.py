@@ -80,7 +80,9 @@ class Outbox:
         self._items: deque[tuple[str | None, bytes]] | None = None
         self._size = 0
         self._closed = False
-        self._wakeup = trio.Event()
+        #: Set when an item arrives or the outbox closes; made only while ``get``
+        #: waits (a parked stream waits on its response's ``waker`` instead).
+        self._wakeup: trio.Event | None = None
         #: Called (once per change) when an item arrives or the outbox closes: how a
         #: response waiting on something else as well (the client leaving) is woken.
         self.waker: Callable[[], None] | None = None
@@ -145,7 +147,8 @@ class Outbox:
         self._overflow()
 
     def _wake(self) -> None:
-        self._wakeup.set()
+        if self._wakeup is not None:
+            self._wakeup.set()
         if self.waker is not None:
             waker, self.waker = self.waker, None
             waker()
@@ -178,8 +181,9 @@ class Outbox:
         while not self._items:
             if self._closed:
                 return None
-            self._wakeup = trio.Event()
-            await self._wakeup.wait()
+            wakeup = self._wakeup = trio.Event()
+            await wakeup.wait()
+            self._wakeup = None
         items = self._items
         assert items is not None
         item = items.popleft()
