@@ -112,3 +112,62 @@ async def test_a_stream_is_woken_for_each_event_and_ends_with_its_outbox() -> No
     assert bodies == [b"data: 0\n\n", b"data: 1\n\n", b"data: 2\n\n", b""]
     assert asgi.sent[0]["headers"][0] == (b"content-type", b"text/event-stream")
     assert asgi.receives == 4  # watched before each event and before the end
+
+
+async def test_a_ready_stream_is_one_body_that_ends_it_and_its_bytes_go_back() -> None:
+    # The priming event and the answer, both there within the eager rounds: one body
+    # ends the response (one write on the h11 engine, one send under hypercorn), and
+    # every byte the outbox held returns to the output budget.
+    from trimcp.transports.http._budget import ByteBudget
+
+    budget = ByteBudget(1 << 16)
+    asgi = _Asgi(disconnect=False)
+    outbox = Outbox(max_events=8, max_bytes=1 << 16, budget=budget)
+    outbox.put(b"id: 1\nretry: 1000\ndata: \n\n", "1")  # a priming event
+
+    async def answer_soon() -> None:
+        for _ in range(EAGER_ROUNDS - 3):
+            await trio.lowlevel.checkpoint()
+        outbox.put(b"id: 2\ndata: {}\n\n", "2")
+        outbox.close()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(answer_soon)
+        assert await pump(outbox, asgi.receive, asgi.send, (), timeout=5) is True
+    assert asgi.receives == 0
+    assert [m["type"] for m in asgi.sent] == ["http.response.start", "http.response.body"]
+    assert asgi.sent[1] == {
+        "type": "http.response.body",
+        "body": b"id: 1\nretry: 1000\ndata: \n\nid: 2\ndata: {}\n\n",
+        "more_body": False,
+    }
+    assert budget.used == 0
+    assert outbox.held == 0
+
+
+async def test_events_queued_together_share_a_body_and_later_ones_are_not_held() -> None:
+    # What is queued when a body is sent goes in it; an event coming later is sent as
+    # it comes (never held back for company), and the end rides on the last body when
+    # the outbox is closed by then.
+    asgi = _Asgi(disconnect=False)
+    outbox = Outbox(max_events=8, max_bytes=1 << 16)
+    outbox.put(b"data: a\n\n")
+    outbox.put(b"data: b\n\n")
+    async with trio.open_nursery() as nursery:
+
+        async def later() -> None:
+            await trio.testing.wait_all_tasks_blocked()
+            assert [m.get("body") for m in asgi.sent[1:]] == [b"data: a\n\ndata: b\n\n"]
+            outbox.put(b"data: c\n\n")
+            await trio.testing.wait_all_tasks_blocked()
+            assert [m.get("body") for m in asgi.sent[1:]][-1] == b"data: c\n\n"
+            outbox.put(b"data: d\n\n")
+            outbox.close()
+
+        nursery.start_soon(later)
+        assert await pump(outbox, asgi.receive, asgi.send, (), timeout=5) is True
+    assert [(m.get("body"), m.get("more_body")) for m in asgi.sent[1:]] == [
+        (b"data: a\n\ndata: b\n\n", True),
+        (b"data: c\n\n", True),
+        (b"data: d\n\n", False),
+    ]

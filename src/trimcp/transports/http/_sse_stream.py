@@ -194,6 +194,19 @@ class Outbox:
         self._handed = True
         return item
 
+    def take_queued(self) -> bytes:
+        """Every item queued now, joined: handed over with the item :meth:`get` just
+        returned, to be written in the same body (their bytes count as being written
+        until the next :meth:`get`)."""
+        items = self._items
+        if not items:
+            return b""
+        data = b"".join(chunk for _event_id, chunk in items)
+        self._items = None
+        self._size = 0
+        self._writing += len(data)
+        return data
+
     def _written(self) -> None:
         if self._writing and self.budget is not None:
             self.budget.give(self._writing)
