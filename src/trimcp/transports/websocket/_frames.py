@@ -32,6 +32,7 @@ from wsproto.utilities import LocalProtocolError as WsLocalProtocolError
 from wsproto.utilities import RemoteProtocolError as WsRemoteProtocolError
 
 from .._batch import WriteBatcher
+from ._framing import MaskingKeys, text_frame
 from ._limits import WebSocketLimits
 from ._liveness import Liveness
 
@@ -117,6 +118,8 @@ class WsprotoMessages:
         self._room: trio.Event | None = None
         self.liveness = Liveness()
         self._pings = 0
+        #: A client masks its frames (RFC 6455 section 5.3); a server does not.
+        self._keys = MaskingKeys() if ws.client else None
         for event in pending or ():
             self._queue(event)  # a ping among them is answered by receive()
 
@@ -153,9 +156,18 @@ class WsprotoMessages:
             raise
 
     async def send_text(self, text: str) -> None:
+        await self.send_utf8(text.encode("utf-8"))
+
+    async def send_utf8(self, data: bytes) -> None:
+        """:meth:`send_text` for text already encoded (``data`` is valid UTF-8): the
+        frame is written by :func:`._framing.text_frame`, as wsproto would write it."""
         if self._closed:
             raise trio.ClosedResourceError("the WebSocket is closed")
-        await self._write(TextMessage(data=text))
+        self._check_broken()
+        if self._ws.state is not ConnectionState.OPEN:  # wsproto would refuse it too
+            raise trio.ClosedResourceError(f"the WebSocket is {self._ws.state.name.lower()}")
+        keys = self._keys
+        await self._batcher.submit(text_frame(data, keys.next() if keys is not None else None))
 
     # ------------------------------------------------------------------ reading
     async def _next_event(self) -> Event:
