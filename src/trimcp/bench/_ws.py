@@ -1,4 +1,4 @@
-"""WebSocket for the benchmark: the floor's bare wsproto server and the lean raw client.
+"""WebSocket for the benchmark: the floor's bare server and the lean raw client.
 
 Both ends are as thin as the NDJSON ones (:mod:`._ndjson`, :mod:`._floor`): a
 WebSocket text message is a line. :func:`text_messages` reads the socket and yields

@@ -1,4 +1,6 @@
-"""Whole WebSocket messages over a Trio byte stream, with wsproto doing the protocol.
+"""Whole WebSocket messages over a Trio byte stream, with wsproto doing the protocol
+(whole text frames, the one kind MCP uses, are written and read by :mod:`._framing`,
+which hands wsproto every other frame).
 
 :class:`WsprotoMessages` is the one place that turns frames into messages: it joins
 fragments (bounded by ``max_message``), answers pings as soon as they are read (also
