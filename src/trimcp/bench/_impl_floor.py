@@ -3,7 +3,8 @@
 * ``floor``: the floor's client (:class:`._ndjson.LineClient`) and server, over Trio
   memory channels carrying JSON lines (memory), over a child process's pipes (stdio),
   or a bare h11 server driven by the raw h11 client (http), or a bare wsproto server
-  driven by the raw WebSocket client (websocket, :mod:`._ws`).
+  driven by the raw WebSocket client (websocket, :mod:`._ws`; text frames with
+  trimcp's framing helpers, every other frame with wsproto).
 * ``raw-trimcp`` / ``raw-sdk``: the raw clients against trimcp's or the SDK's server
   (stdio: NDJSON; http: h11; websocket: wsproto, trimcp only: the SDK has no WebSocket
   server), so their ratio compares the servers alone.
@@ -196,7 +197,8 @@ _VERSIONS = {
 FLOOR = Implementation(
     name="floor",
     description="raw floor: JSON lines to a nursery dispatcher, task per request, no MCP "
-    "(memory: channels; stdio: pipes; http: bare h11; websocket: bare wsproto)",
+    "(memory: channels; stdio: pipes; http: bare h11; "
+    "websocket: bare wsproto, trimcp's text framing)",
     runtime=trio_runtime(),
     drivers={
         "memory": MemoryDriver,

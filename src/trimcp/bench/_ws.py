@@ -1,10 +1,13 @@
-"""WebSocket for the benchmark: the floor's bare wsproto server and the lean raw client.
+"""WebSocket for the benchmark: the floor's bare server and the lean raw client.
 
 Both ends are as thin as the NDJSON ones (:mod:`._ndjson`, :mod:`._floor`): a
-WebSocket text message is a line. :func:`text_messages` reads the socket through
-wsproto and yields each whole text message (answering pings, ending at the peer's
-close frame); :func:`frame_writer` turns queued lines into text frames, batching what
-is already queued into one write, as :func:`._ndjson.writer` does for bytes. On top:
+WebSocket text message is a line. :func:`text_messages` reads the socket and yields
+each whole text message (answering pings, ending at the peer's close frame);
+:func:`frame_writer` turns queued lines into text frames, batching what is already
+queued into one write, as :func:`._ndjson.writer` does for bytes. Text frames are
+written and read with the same helpers as trimcp's transport
+(:func:`trimcp.transports.websocket.text_frame`, :class:`~trimcp.transports.websocket.FrameReader`),
+every other frame with wsproto, so the floor frames no slower than trimcp. On top:
 
 * :func:`serve_floor_websocket`: the floor (:class:`._floor.FloorServer`) on
   ``ws://127.0.0.1:PORT/mcp``, one :class:`FloorServer` per connection, the same
@@ -40,6 +43,8 @@ from wsproto.events import (
 )
 from wsproto.utilities import RemoteProtocolError
 
+from trimcp.transports.websocket import FrameReader, MaskingKeys, at_frame_boundary, text_frame
+
 from ._core import Target, Workload
 from ._floor import FloorServer
 from ._ndjson import BUFFER, LineClient
@@ -48,6 +53,8 @@ __all__ = ["connect_websocket", "frame_writer", "serve_floor_websocket", "text_m
 
 #: Bytes asked of the socket per read.
 RECEIVE = 65536
+#: The largest text frame read whole (trimcp's default ``max_message``).
+MAX_FRAME = 4 * 1024 * 1024
 #: The subprotocol MCP clients offer.
 SUBPROTOCOL = "mcp"
 #: What a writer task sends: a line (one text message) or a control event (pong, close).
@@ -66,10 +73,16 @@ async def text_messages(
     answered through ``control`` (the writer's queue: one task writes the socket).
     """
     parts: list[str] = []
+    reader = FrameReader(  # a larger text frame goes to wsproto, which yields it in parts
+        masked=not ws.client, max_payload=MAX_FRAME, active=not pending and at_frame_boundary(ws)
+    )
+    queue: deque[Event | str] = deque(pending)  # and text messages the reader took
     while True:
-        while pending:
-            event = pending.popleft()
-            if isinstance(event, TextMessage):
+        while queue:
+            event = queue.popleft()
+            if isinstance(event, str):
+                yield event
+            elif isinstance(event, TextMessage):
                 if event.message_finished and not parts:
                     yield event.data
                     continue
@@ -85,17 +98,21 @@ async def text_messages(
         data = await stream.receive_some(RECEIVE)
         if not data:
             return
-        ws.receive_data(data)
-        pending.extend(ws.events())
+        for item in reader.feed(data):
+            if isinstance(item, str):
+                queue.append(item)
+            else:
+                ws.receive_data(item)
+                queue.extend(ws.events())
 
 
-def _frames(ws: WSConnection, items: list[Outgoing]) -> bytes:
+def _frames(ws: WSConnection, keys: MaskingKeys | None, items: list[Outgoing]) -> bytes:
     out = []
     for item in items:
         if isinstance(item, str):
             text = item.rstrip("\n")  # a line's terminator is not part of the message
             if text:
-                out.append(ws.send(TextMessage(data=text)))
+                out.append(text_frame(text.encode(), keys.next() if keys is not None else None))
         else:
             out.append(ws.send(item))
     return b"".join(out)
@@ -105,6 +122,7 @@ async def frame_writer(
     stream: trio.abc.SendStream, ws: WSConnection, outbox: trio.MemoryReceiveChannel[Outgoing]
 ) -> None:
     """Write each queued line as a text message, batching what is already queued."""
+    keys = MaskingKeys() if ws.client else None
     async for item in outbox:
         items = [item]
         while len(items) < 256:
@@ -112,7 +130,7 @@ async def frame_writer(
                 items.append(outbox.receive_nowait())
             except trio.WouldBlock:
                 break
-        data = _frames(ws, items)
+        data = _frames(ws, keys, items)
         if data:
             await stream.send_all(data)
 

@@ -17,12 +17,18 @@ from ._client import websocket as websocket
 from ._frames import MessageIO as MessageIO
 from ._frames import MessageTooBig as MessageTooBig
 from ._frames import WsprotoMessages as WsprotoMessages
+from ._framing import FrameReader as FrameReader
+from ._framing import MaskingKeys as MaskingKeys
+from ._framing import at_frame_boundary as at_frame_boundary
+from ._framing import text_frame as text_frame
 from ._limits import SUBPROTOCOL as SUBPROTOCOL
 from ._limits import WebSocketLimits as WebSocketLimits
 
 __all__ = [
     "SUBPROTOCOL",
     "AsgiMessages",
+    "FrameReader",
+    "MaskingKeys",
     "MessageIO",
     "MessageTooBig",
     "WebSocketChannel",
@@ -32,7 +38,9 @@ __all__ = [
     "WsprotoMessages",
     "accept_websocket",
     "accept_with_caller",
+    "at_frame_boundary",
     "serve_asgi_websocket",
     "serve_until_expiry",
+    "text_frame",
     "websocket",
 ]

@@ -60,9 +60,16 @@ class WebSocketChannel:
         self.interrupt_send: Callable[[trio.lowlevel.Task, BaseException], bool] | None = getattr(
             io, "interrupt_send", None
         )
+        #: Sends text already encoded as UTF-8, when the message I/O can (wsproto's
+        #: takes a ``str`` and encodes it again).
+        self._send_utf8: Callable[[bytes], Awaitable[None]] | None = getattr(io, "send_utf8", None)
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
-        await self._io.send_text(encode(message).decode("utf-8"))
+        send_utf8 = self._send_utf8
+        if send_utf8 is not None:
+            await send_utf8(encode(message))
+        else:
+            await self._io.send_text(encode(message).decode("utf-8"))
 
     def receive_nowait(self) -> Message:
         """A message already read, without a checkpoint (see

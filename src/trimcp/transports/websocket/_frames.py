@@ -1,4 +1,6 @@
-"""Whole WebSocket messages over a Trio byte stream, with wsproto doing the protocol.
+"""Whole WebSocket messages over a Trio byte stream, with wsproto doing the protocol
+(whole text frames, the one kind MCP uses, are written and read by :mod:`._framing`,
+which hands wsproto every other frame).
 
 :class:`WsprotoMessages` is the one place that turns frames into messages: it joins
 fragments (bounded by ``max_message``), answers pings as soon as they are read (also
@@ -32,6 +34,7 @@ from wsproto.utilities import LocalProtocolError as WsLocalProtocolError
 from wsproto.utilities import RemoteProtocolError as WsRemoteProtocolError
 
 from .._batch import WriteBatcher
+from ._framing import FrameReader, MaskingKeys, at_frame_boundary, text_frame
 from ._limits import WebSocketLimits
 from ._liveness import Liveness
 
@@ -102,7 +105,8 @@ class WsprotoMessages:
         self._stream = stream
         self._ws = ws
         self._limits = limits
-        self._pending: deque[Event] = deque()
+        #: Events to hand out; a ``str`` is a whole text message :class:`FrameReader` read.
+        self._pending: deque[Event | str] = deque()
         #: Bytes of message frames in ``_pending``, which the read-ahead stops at.
         self._buffered = 0
         self._batcher = WriteBatcher(self._write_batch, self._check_broken)
@@ -117,6 +121,13 @@ class WsprotoMessages:
         self._room: trio.Event | None = None
         self.liveness = Liveness()
         self._pings = 0
+        #: A client masks its frames (RFC 6455 section 5.3); a server does not.
+        self._keys = MaskingKeys() if ws.client else None
+        self._reader = FrameReader(
+            masked=not ws.client,
+            max_payload=limits.max_message,
+            active=not pending and at_frame_boundary(ws),
+        )
         for event in pending or ():
             self._queue(event)  # a ping among them is answered by receive()
 
@@ -153,19 +164,28 @@ class WsprotoMessages:
             raise
 
     async def send_text(self, text: str) -> None:
+        await self.send_utf8(text.encode("utf-8"))
+
+    async def send_utf8(self, data: bytes) -> None:
+        """:meth:`send_text` for text already encoded (``data`` is valid UTF-8): the
+        frame is written by :func:`._framing.text_frame`, as wsproto would write it."""
         if self._closed:
             raise trio.ClosedResourceError("the WebSocket is closed")
-        await self._write(TextMessage(data=text))
+        self._check_broken()
+        if self._ws.state is not ConnectionState.OPEN:  # wsproto would refuse it too
+            raise trio.ClosedResourceError(f"the WebSocket is {self._ws.state.name.lower()}")
+        keys = self._keys
+        await self._batcher.submit(text_frame(data, keys.next() if keys is not None else None))
 
     # ------------------------------------------------------------------ reading
-    async def _next_event(self) -> Event:
+    async def _next_event(self) -> Event | str:
         while not self._pending:
             async with self._read_lock:
                 if not self._pending:  # nobody filled it while this one waited
                     await self._fill()
         event = self._pending.popleft()
-        if isinstance(event, TextMessage | BytesMessage):
-            self._buffered -= len(event.data)
+        if isinstance(event, str | TextMessage | BytesMessage):
+            self._buffered -= len(event) if isinstance(event, str) else len(event.data)
             if self._room is not None and self._buffered < self._limits.read_ahead:
                 self._room.set()
         return event
@@ -187,23 +207,36 @@ class WsprotoMessages:
             self._ended = self._ended or "the peer closed the socket without a close frame"
             raise trio.BrokenResourceError(self._ended)
         try:
-            self._ws.receive_data(bytes(data))
-            events = list(self._ws.events())
+            events = self._events(data)
         except WsRemoteProtocolError as exc:
             self._ended = f"WebSocket protocol error: {exc}"
             await self._abandon(CLOSE_PROTOCOL_ERROR, "protocol error")
             raise trio.BrokenResourceError(self._ended) from None
         await self._take(events)
 
-    async def _take(self, events: list[Event]) -> None:
+    def _events(self, data: bytes | bytearray) -> list[Event | str]:
+        """What ``data`` completes, in order: text messages the frame reader took, and
+        wsproto's events for the frames it was given."""
+        events: list[Event | str] = []
+        for item in self._reader.feed(data):
+            if isinstance(item, str):
+                events.append(item)
+            else:
+                self._ws.receive_data(item)
+                events.extend(self._ws.events())
+        return events
+
+    async def _take(self, events: list[Event | str]) -> None:
         for event in events:
             if isinstance(event, Ping):
                 await self._pong(event)
             elif not isinstance(event, Pong):  # a pong: any bytes were liveness already
                 self._queue(event)
 
-    def _queue(self, event: Event) -> None:
-        if isinstance(event, TextMessage | BytesMessage):
+    def _queue(self, event: Event | str) -> None:
+        if isinstance(event, str):
+            self._buffered += len(event)
+        elif isinstance(event, TextMessage | BytesMessage):
             self._buffered += len(event.data)
         self._pending.append(event)
 
@@ -237,23 +270,31 @@ class WsprotoMessages:
         if self._closed or self._parts or not pending:
             raise trio.WouldBlock
         event = pending[0]
-        if (
-            type(event) is not TextMessage
-            or not event.message_finished
-            or len(event.data) > self._limits.max_message
+        if type(event) is str:
+            text = event
+        elif (
+            type(event) is TextMessage
+            and event.message_finished
+            and len(event.data) <= self._limits.max_message
         ):
+            text = event.data
+        else:
             raise trio.WouldBlock
         pending.popleft()
-        self._buffered -= len(event.data)
+        self._buffered -= len(text)
         if self._room is not None and self._buffered < self._limits.read_ahead:
             self._room.set()
-        return event.data
+        return text
 
     async def receive(self) -> str | bytes:
         while True:
             if self._closed:
                 raise trio.ClosedResourceError("the WebSocket is closed")
             event = await self._next_event()
+            if isinstance(event, str):
+                if not self._parts:  # always: the frame reader stops at a fragment
+                    return event
+                event = TextMessage(data=event)
             if isinstance(event, TextMessage | BytesMessage):
                 message = await self._add_part(event)
                 if message is not None:
