@@ -40,14 +40,13 @@ The lifecycle diagram in the README is generated from :data:`TRANSITIONS`
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, final
 
 from trimcp.dispatch import McpError
 from trimcp.wire import INVALID_REQUEST, LocalProtocolError, Request
 
-from ._state import Phase, Role
+from ._state import IdentityEnum, Phase, Role
 
 if TYPE_CHECKING:
     from ._state import SessionState
@@ -69,12 +68,8 @@ __all__ = [
 SHUTTING_DOWN: Final = -32000
 
 
-class Event(enum.Enum):
+class Event(IdentityEnum):
     """What can happen to a session (see the module doc for who feeds each one in)."""
-
-    #: Members are singletons: hashed by identity, a C slot, rather than by Enum's
-    #: Python-level ``__hash__`` (the lifecycle table is looked up for every message).
-    __hash__ = object.__hash__
 
     #: An ``initialize`` request (received by a server, sent by a client).
     INITIALIZE = "initialize"
@@ -101,12 +96,8 @@ class Event(enum.Enum):
     NO_HANDSHAKE = "no handshake"
 
 
-class Action(enum.Enum):
+class Action(IdentityEnum):
     """What the session does about an event."""
-
-    #: Members are singletons: hashed by identity, a C slot, rather than by Enum's
-    #: Python-level ``__hash__`` (the lifecycle table is looked up for every message).
-    __hash__ = object.__hash__
 
     ACCEPT = "accept"
     BARRIER = "accept, then read nothing more until it is answered"

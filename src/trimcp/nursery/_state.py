@@ -9,7 +9,15 @@ import attrs
 
 from trimcp.protocol import ClientCapabilities, Implementation, ServerCapabilities
 
-__all__ = ["Phase", "Role", "SessionState"]
+__all__ = ["IdentityEnum", "Phase", "Role", "SessionState"]
+
+
+class IdentityEnum(enum.Enum):
+    """An enum whose members (singletons) hash by identity, a C slot, rather than by
+    Enum's Python-level ``__hash__``: the session's lifecycle table is looked up by
+    them for every message."""
+
+    __hash__ = object.__hash__
 
 
 class Role(enum.Enum):
@@ -19,12 +27,8 @@ class Role(enum.Enum):
     SERVER = "server"
 
 
-class Phase(enum.Enum):
+class Phase(IdentityEnum):
     """Where a session is in its lifecycle; moved only by :mod:`._lifecycle`'s table."""
-
-    #: Members are singletons: hashed by identity, a C slot, rather than by Enum's
-    #: Python-level ``__hash__`` (the lifecycle table is looked up for every message).
-    __hash__ = object.__hash__
 
     #: Nothing yet: a server waits for ``initialize``, a client has not begun.
     NEW = "new"

@@ -91,18 +91,8 @@ class WriteBatcher:
             self._writing = True
             await self._write_open(data)
             return
-        # Parked here rather than in ParkedTasks.park: one coroutine fewer held by each
-        # sender waiting for its batch (at 10,000 calls in flight, nearly all of them).
-        task = trio.lowlevel.current_task()
-        waiters = batch.waiters
-        waiters[task] = mine
-
-        def abort(_: object) -> trio.lowlevel.Abort:
-            del waiters[task]
-            return trio.lowlevel.Abort.SUCCEEDED
-
         try:
-            await trio.lowlevel.wait_task_rescheduled(abort)
+            await batch.park(mine)
         except trio.Cancelled:
             if batch.state <= _TURN:
                 del batch.items[mine]

@@ -7,6 +7,7 @@ their batch park here: a dict keeps the order and lets a cancelled task leave in
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Generic, TypeVar
 
 import trio
@@ -24,16 +25,20 @@ class ParkedTasks(Generic[T]):
     def __init__(self) -> None:
         self.waiters: dict[trio.lowlevel.Task, T] = {}
 
-    async def park(self, value: T) -> None:
-        """Wait until woken; a cancelled wait leaves the queue."""
+    def park(self, value: T) -> Awaitable[None]:
+        """Join the queue now; the awaitable returned waits until woken (a cancelled
+        wait leaves the queue). A plain function handing back Trio's wait, so a parked
+        task holds no frame of this layer (at 10,000 calls in flight, nearly all of
+        them wait here)."""
         task = trio.lowlevel.current_task()
-        self.waiters[task] = value
+        waiters = self.waiters
+        waiters[task] = value
 
         def abort(_: object) -> trio.lowlevel.Abort:
-            del self.waiters[task]
+            del waiters[task]
             return trio.lowlevel.Abort.SUCCEEDED
 
-        await trio.lowlevel.wait_task_rescheduled(abort)
+        return trio.lowlevel.wait_task_rescheduled(abort)  # noqa: ASYNC105 (awaited by the caller)
 
     def wake_first(self) -> None:
         """Wake the task parked longest, if any."""

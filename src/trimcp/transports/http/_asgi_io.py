@@ -257,7 +257,7 @@ async def pump(
             body, last = _sse_body(outbox, item[1])
             await _send(send, timeout, body)
             if last:
-                await outbox.get()  # says those bytes were written: the budget has them back
+                outbox.written()  # the budget has those bytes back
                 return True
         await _send(send, timeout, {"type": "http.response.body", "body": b"", "more_body": False})
     except ClientGone:

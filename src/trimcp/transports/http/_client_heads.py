@@ -26,6 +26,8 @@ from typing import final
 
 import h11
 
+from ._bounded_table import keep
+
 __all__ = ["END_OF_MESSAGE", "RequestHeads"]
 
 #: Shared (events are immutable): every exchange ends its request with it.
@@ -74,7 +76,4 @@ class RequestHeads:
             # h11 writes the headers in the order given, Host first: the length is last.
             assert data.endswith(_LENGTH_ZERO)
             data = data[: -len(_LENGTH_ZERO)]
-        if len(self._heads) >= self._limit:
-            self._heads.clear()
-        self._heads[key] = head = (event, data)
-        return head
+        return keep(self._heads, key, (event, data), self._limit)

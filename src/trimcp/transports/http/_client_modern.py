@@ -16,6 +16,7 @@ from typing import Final
 
 from trimcp.wire import Message, Request
 
+from ._bounded_table import keep
 from ._client_params import ToolHeaderTable
 from ._header_values import NAME_PARAM, encode_header_value
 
@@ -93,8 +94,6 @@ def post_headers(
     key = (base, session_id, protocol_version)
     shared = _session_headers.get(key)
     if shared is None:
-        if len(_session_headers) >= SESSION_HEADERS_KEPT:
-            _session_headers.clear()
-        shared = tuple(transport_headers(None, base, session_id, protocol_version, tool_headers))
-        _session_headers[key] = shared
+        made = transport_headers(None, base, session_id, protocol_version, tool_headers)
+        shared = keep(_session_headers, key, tuple(made), SESSION_HEADERS_KEPT)
     return shared

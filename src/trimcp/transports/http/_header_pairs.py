@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from ._bounded_table import keep
+
 __all__ = ["SHARED_NAMES", "SHARED_PAIRS", "SHARED_VALUE_BYTES", "shared_pairs"]
 
 #: Header names (lower case) whose pairs are shared.
@@ -54,8 +56,6 @@ def shared_pairs(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, by
         if kept is None:
             kept = pair
             if pair[0] in SHARED_NAMES and len(pair[1]) <= SHARED_VALUE_BYTES:
-                if len(pairs) >= SHARED_PAIRS:
-                    pairs.clear()
-                pairs[pair] = pair
+                keep(pairs, pair, pair, SHARED_PAIRS)
         out.append(kept)
     return out

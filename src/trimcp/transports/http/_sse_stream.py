@@ -177,7 +177,7 @@ class Outbox:
         Asking for the next item says the previous one was written: its bytes go back
         to the budget now.
         """
-        self._written()
+        self.written()
         while not self._items:
             if self._closed:
                 return None
@@ -207,7 +207,9 @@ class Outbox:
         self._writing += len(data)
         return data
 
-    def _written(self) -> None:
+    def written(self) -> None:
+        """What was handed out was written: its bytes go back to the budget (the next
+        :meth:`get` says so too)."""
         if self._writing and self.budget is not None:
             self.budget.give(self._writing)
             self._held -= self._writing
