@@ -51,6 +51,8 @@ __all__ = [
 
 ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 DEFAULT_LISTEN_BUFFER: Final = 256
+#: The method that opens a subscription.
+LISTEN_METHOD: Final = "subscriptions/listen"
 """Notifications one subscription buffers for its reader."""
 DEFAULT_MAX_SUBSCRIPTIONS: Final = 64
 """Subscriptions one client keeps open at once."""
@@ -129,7 +131,7 @@ class Listeners:
     def bind(self, message: Message) -> None:
         """Learn the id of a listen request as it goes out (before the send middleware)."""
         sub = _BINDING.get()
-        listen = isinstance(message, Request) and message.method == "subscriptions/listen"
+        listen = isinstance(message, Request) and message.method == LISTEN_METHOD
         if sub is not None and sub.id is None and listen:
             assert isinstance(message, Request)
             sub.id = message.id
@@ -161,7 +163,7 @@ class Listeners:
         result: dict[str, Any] | None = None
         error: McpError | None = None
         try:
-            result = await session.request("subscriptions/listen", params, timeout=math.inf)
+            result = await session.request(LISTEN_METHOD, params, timeout=math.inf)
         except McpError as exc:  # ConnectionClosedError included
             error = exc
         finally:
