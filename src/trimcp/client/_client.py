@@ -125,7 +125,7 @@ class Client(
         self.tasks = CoreTaskCalls(
             session, task_watch or TaskStatusWatch(), stateless=self.era.stateless
         )
-        self._listeners = listeners or Listeners()
+        self._listeners = listeners if listeners is not None else Listeners()
         self._rounds = InputRounds(session, max_input_rounds, stateless=self.era.stateless)
         if self.era.stateless and hasattr(session.channel, "tool_headers"):
             self._rounds.refresh = self.list_all_tools
@@ -468,7 +468,8 @@ async def open_client(
         # that listens gets every level, as a handshake-era server sends by default.
         era_state.log_level = DEFAULT_LOG_LEVEL
     listeners = Listeners()
-    stack = client_middlewares(middlewares, recv=[listeners.route])
+    stack = client_middlewares(middlewares)
+    listeners.attach(stack.client_recv)
 
     def prepare(message: Message) -> Message:
         # Every message passes here: the common one (no listen request, handshake era)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import trio
 
-from trimcp.dispatch import CallNext, McpError
+from trimcp.dispatch import CallNext, McpError, MiddlewareStack
 from trimcp.nursery import Session
 from trimcp.protocol import SUBSCRIPTION_ID_META
 from trimcp.wire import INVALID_REQUEST, METHOD_NOT_FOUND, Message, Notification, Request, RequestId
@@ -124,6 +124,25 @@ class Listeners:
         self.max_subscriptions = max_subscriptions
         self._open: dict[RequestId, Subscription] = {}
         self._running = 0
+        self._stack: MiddlewareStack | None = None
+
+    def attach(self, stack: MiddlewareStack) -> None:
+        """Route through ``stack`` (the client's receive stack): :meth:`route` is in it
+        while a subscription is open, and only then, so that the messages of a client
+        with none (nearly every message) pass no layer for it."""
+        self._stack = stack
+        if self._open:
+            stack.add(self.route)
+
+    def _opened(self, request_id: RequestId, sub: Subscription) -> None:
+        if not self._open and self._stack is not None:
+            self._stack.add(self.route)  # outermost: the stack has nothing else of its own
+        self._open[request_id] = sub
+
+    def _closed(self, request_id: RequestId) -> None:
+        closed = self._open.pop(request_id, None) is not None
+        if closed and not self._open and self._stack is not None:
+            self._stack.remove(self.route)
 
     def __len__(self) -> int:
         return len(self._open)
@@ -135,7 +154,7 @@ class Listeners:
         if sub is not None and sub.id is None and listen:
             assert isinstance(message, Request)
             sub.id = message.id
-            self._open[message.id] = sub
+            self._opened(message.id, sub)
 
     def route(self, message: Message, call_next: CallNext) -> Awaitable[None]:
         """Client-receive middleware: hand tagged notifications to their subscription.
@@ -170,7 +189,7 @@ class Listeners:
             _BINDING.reset(token)
             self._running -= 1
             if sub.id is not None:
-                self._open.pop(sub.id, None)
+                self._closed(sub.id)
             sub._end(result, error)
 
 
