@@ -38,6 +38,7 @@ from trimcp.wire import (
     encode,
     encode_sse,
 )
+from trimcp.wire._json import DEFAULT_MAX_DEPTH, DuplicateMembers, parse_json
 
 # ---------------------------------------------------------------- strategies
 
@@ -363,3 +364,68 @@ def test_depth_scan_is_exact_for_valid_json(value: Any, max_depth: int, ascii_on
 
     raw = json.dumps(value, ensure_ascii=ascii_only).encode()
     assert _too_deep(raw, max_depth) == (_depth(value) > max_depth)
+
+
+# ------------------------------------------- strict parse against the stdlib's own
+
+
+def _stdlib_strict(text: str) -> tuple[bool, Any]:
+    """What ``json.loads`` makes of ``text`` under the wire's rules (no NaN or
+    infinities, no duplicate member names); ``(False, None)`` where it refuses."""
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        if len(dict(items)) != len(items):
+            raise ValueError("duplicate")
+        return dict(items)
+
+    def refuse(_: str) -> Any:
+        raise ValueError("constant")
+
+    def finite(number: str) -> float:
+        value = float(number)
+        if value in (float("inf"), float("-inf")):
+            raise ValueError("infinite")
+        return value
+
+    try:
+        return True, json.loads(
+            text, object_pairs_hook=pairs, parse_constant=refuse, parse_float=finite
+        )
+    except (ValueError, RecursionError):
+        return False, None
+
+
+json_space = st.text(alphabet=" \t\n\r", max_size=3)
+json_texts = st.one_of(
+    st.tuples(json_space, json_values.map(json.dumps), json_space).map("".join),
+    st.tuples(
+        json_values.map(json.dumps), st.sampled_from(["", " ", "x", "}", " 1", ",", "\x0c"])
+    ).map("".join),
+    st.text(alphabet=' \t\n\r{}[]:,"a1eE.-+tnfu\\', max_size=20),
+    st.just('{"a": 1, "a": 2}'),
+)
+
+
+@given(json_texts)
+def test_parse_json_accepts_what_the_stdlib_accepts(text: str) -> None:
+    """The scanner is called directly (no ``JSONDecoder.decode``), so the rules around
+    the value (whitespace either side, nothing after it) are trimcp's own: any text is
+    accepted exactly when the stdlib, held to the same rules, accepts it, with the same
+    value; a refusal is a -32700 or a duplicate-members report, nothing else."""
+    ok, expected = _stdlib_strict(text)
+    code: int | None = None
+    try:
+        value = parse_json(text, DEFAULT_MAX_DEPTH)
+    except RemoteProtocolError as exc:
+        code = exc.error_hint.error.code if exc.error_hint is not None else None
+        value = refused = "-32700"
+    except DuplicateMembers:
+        value = refused = "duplicate"
+    else:
+        refused = None
+    if refused is None:
+        assert ok, f"accepted what the stdlib refuses: {text!r}"
+        assert json.dumps(value, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    else:
+        assert not ok, f"refused what the stdlib reads: {text!r}"
+        assert refused == "duplicate" or code == -32700

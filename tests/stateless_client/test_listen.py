@@ -113,3 +113,41 @@ async def test_listen_needs_the_stateless_era() -> None:
             with pytest.raises(trimcp.McpError, match="stateless-era"):
                 async with client.listen(tools=True):
                     pass
+
+
+async def test_the_routing_layer_is_there_only_while_a_subscription_is_open() -> None:
+    """Messages of a client with no subscription pass no layer for subscriptions; while
+    one is open its routing is the outermost receive middleware, before the user's."""
+    server = build()
+    middlewares = Middlewares()
+    seen: list[str] = []
+
+    @middlewares.client_recv.add
+    async def watch(message: Message, call_next: trimcp.dispatch.CallNext) -> None:
+        seen.append(getattr(message, "method", "answer"))
+        await call_next(message)
+
+    with trio.fail_after(WAIT):
+        async with trimcp.open_client(
+            server.in_memory(), era="stateless", middlewares=middlewares
+        ) as client:
+            stack = client.session._recv_stack
+            route = client._listeners.route
+            assert list(stack) == [watch]
+            async with client.listen(tools=True) as tools:
+                assert list(stack) == [route, watch]
+                async with client.listen(prompts=True):
+                    assert list(stack) == [route, watch]
+
+                @server.tool()
+                async def second() -> str:
+                    return "2"
+
+                note = await tools.__anext__()
+                assert note.method == "notifications/tools/list_changed"
+                assert list(stack) == [route, watch]  # one is still open
+            await trio.testing.wait_all_tasks_blocked()
+            assert list(stack) == [watch]
+            seen.clear()
+            assert (await client.call_tool("second")).content[0] == trimcp.TextContent(text="2")
+            assert seen == ["answer"]  # the user's middleware still sees every message

@@ -8,6 +8,7 @@ from ._constraints import read_metadata as read_metadata
 from ._converter import converter as converter
 from ._converter import make_converter as make_converter
 from ._converter import structure as structure
+from ._converter import structure_hook as structure_hook
 from ._converter import unstructure as unstructure
 from ._docstrings import param_docs as param_docs
 from ._errors import format_errors as format_errors
@@ -39,6 +40,7 @@ __all__ = [
     "param_docs",
     "read_metadata",
     "structure",
+    "structure_hook",
     "text_reader",
     "unstructure",
     "validator_for",

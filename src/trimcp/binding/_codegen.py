@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -29,12 +30,24 @@ from ._types import (
     union_members,
 )
 
-__all__ = ["StructureFn", "UnstructureFn", "make_structure_fn", "make_unstructure_fn"]
+__all__ = [
+    "GENERATED_STRUCTURE",
+    "StructureFn",
+    "UnstructureFn",
+    "make_structure_fn",
+    "make_unstructure_fn",
+]
 
 StructureFn = Callable[[Any, Any], Any]
 UnstructureFn = Callable[[Any], Any]
 
 _counter = itertools.count()
+
+#: The structure functions generated here. Each raises ``cattrs.ClassValidationError``
+#: for every bad input and nothing else (member errors are collected, the build is
+#: wrapped), so a caller may use one directly, without the wrapper
+#: :func:`._converter.structure` puts around any other hook.
+GENERATED_STRUCTURE: weakref.WeakSet[StructureFn] = weakref.WeakSet()
 
 
 def _compile(name: str, source: str, namespace: dict[str, Any]) -> Any:
@@ -118,7 +131,9 @@ def make_structure_fn(
             "    except Exception as exc:",
             "        raise _cve(_msg, [exc], _build) from None",
         ]
-    return _compile("structure", "\n".join(lines) + "\n", ns)  # type: ignore[no-any-return]
+    structure: StructureFn = _compile("structure", "\n".join(lines) + "\n", ns)
+    GENERATED_STRUCTURE.add(structure)
+    return structure
 
 
 def _structure_field(

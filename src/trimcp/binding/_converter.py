@@ -40,11 +40,13 @@ from __future__ import annotations
 import enum
 import pathlib
 import threading
-from typing import Annotated, Any, TypeVar, get_args, get_origin, overload
+from collections.abc import Callable
+from functools import partial
+from typing import Annotated, Any, TypeVar, cast, get_args, get_origin, overload
 
 import cattrs
 
-from ._codegen import make_structure_fn, make_unstructure_fn
+from ._codegen import GENERATED_STRUCTURE, make_structure_fn, make_unstructure_fn
 from ._plan import plan_for_class
 from ._pydantic import structure_model, unstructure_model
 from ._scalars import SCALAR_CLASSES, scalar_for
@@ -64,7 +66,7 @@ from ._types import (
 from ._unions import UnionHooks
 from ._writers import Writers
 
-__all__ = ["converter", "make_converter", "structure", "unstructure"]
+__all__ = ["converter", "make_converter", "structure", "structure_hook", "unstructure"]
 
 T = TypeVar("T")
 
@@ -208,6 +210,18 @@ def structure(value: Any, tp: Any) -> Any:
         raise
     except Exception as exc:
         raise cattrs.ClassValidationError(f"While structuring {tp!r}", [exc], object) from None
+
+
+def structure_hook(tp: type[T]) -> Callable[[Any], T]:
+    """``structure(value, tp)`` for one type, its hook looked up once: for a hot path
+    that reads the same type every time (a client's ``tools/call`` results). Same
+    result, same errors. For an object type the generated function itself comes back,
+    which spares each read this module's and cattrs' dispatch (two calls); look it up
+    after every hook is registered (at first use, not at import)."""
+    hook = converter.get_structure_hook(tp)
+    if hook in GENERATED_STRUCTURE:
+        return cast("Callable[[Any], T]", hook)
+    return partial(structure, tp=tp)
 
 
 def unstructure(obj: Any, as_type: Any = None) -> Any:

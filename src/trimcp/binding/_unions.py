@@ -38,22 +38,25 @@ class UnionHooks:
         if len(others) == 1:
             return self._optional(others[0])
         message = f"expected {describe(tp)}"
-        entries = [(m, self._hook_for(m)) for m in others]
-        by_kind: dict[type, list[tuple[Any, Hook]]] = {k: [] for k in JSON_KINDS}
-        anything: list[tuple[Any, Hook]] = []
-        for member, hook in entries:
-            kinds = json_kinds(member)
-            if kinds is None:
-                anything.append((member, hook))
-            for kind in JSON_KINDS:
-                if kinds is None or kind in kinds:
-                    by_kind[kind].append((member, hook))
+        by_kind, anything = _by_kind([(m, self._hook_for(m)) for m in others])
         choose_object = _TagChooser(by_kind[dict])
+        only = choose_object.only
 
         def structure_union(value: Any, _: Any) -> Any:
             if value is None and none_ok:
                 return None
             cls = value.__class__
+            if cls is dict and only is not None:
+                # One tag and every object member tagged (content blocks): the member is
+                # found here, without the chooser's call; a tag it does not know is the
+                # chooser's to report.
+                tag = value.get(only[0], MISSING)
+                try:
+                    chosen = only[1].get((tag.__class__, tag))
+                except TypeError:  # an unhashable tag value
+                    chosen = None
+                if chosen is not None:
+                    return chosen[1](value, chosen[0])
             candidates = by_kind.get(cls, anything)
             if cls is dict and choose_object.tagged:
                 candidates = choose_object(value)
@@ -85,6 +88,23 @@ class UnionHooks:
         return structure_optional
 
 
+def _by_kind(
+    entries: list[tuple[Any, Hook]],
+) -> tuple[dict[type, list[tuple[Any, Hook]]], list[tuple[Any, Hook]]]:
+    """The members (with their hooks) that can read each JSON kind, and those that can
+    read any value."""
+    by_kind: dict[type, list[tuple[Any, Hook]]] = {k: [] for k in JSON_KINDS}
+    anything: list[tuple[Any, Hook]] = []
+    for member, hook in entries:
+        kinds = json_kinds(member)
+        if kinds is None:
+            anything.append((member, hook))
+        for kind in JSON_KINDS:
+            if kinds is None or kind in kinds:
+                by_kind[kind].append((member, hook))
+    return by_kind, anything
+
+
 class _TagChooser:
     """Picks the candidates for a JSON object among union members, by tag value."""
 
@@ -99,6 +119,9 @@ class _TagChooser:
                 tagged.setdefault(tag.wire, {})[(type(tag.tag), tag.tag)] = (member, hook)
         self.tagged = tagged
         self._untagged = untagged
+        #: The tag key and its table when there is one tag and no untagged member:
+        #: then the tag alone picks the member.
+        self.only = next(iter(tagged.items())) if len(tagged) == 1 and not untagged else None
         values = [v for table in tagged.values() for (_, v) in table]
         self._message = "expected one of " + ", ".join(repr(v) for v in values)
 

@@ -19,7 +19,7 @@ from typing import Any, final
 
 import trio
 
-from trimcp.binding import structure, unstructure
+from trimcp.binding import structure, structure_hook, unstructure
 from trimcp.dispatch import McpError, Middlewares, ProgressCallback, Registry
 from trimcp.nursery import (
     Event,
@@ -59,14 +59,14 @@ from trimcp.protocol import (
     ui_client_capability,
 )
 from trimcp.transports import ClientTransport, TransportKind, transport_kind
-from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, Message
+from trimcp.wire import INVALID_PARAMS, METHOD_NOT_FOUND, Message, Request
 
 from ._apps import AppCalls
 from ._capabilities import fit_client_capabilities
 from ._core_tasks import CoreTaskCalls, TaskStatusWatch
 from ._elicitation import Elicitation, install_elicitation
 from ._era import DEFAULT_DISCOVER_TIMEOUT, EraChoice, EraState, client_middlewares, negotiate
-from ._listen import ListenCalls, Listeners
+from ._listen import LISTEN_METHOD, ListenCalls, Listeners
 from ._mrtr import DEFAULT_MAX_INPUT_ROUNDS, InputRounds
 from ._output import OutputSchemas, ToolsChangedHandler, add_tool_handlers
 from ._pages import all_pages
@@ -125,7 +125,7 @@ class Client(
         self.tasks = CoreTaskCalls(
             session, task_watch or TaskStatusWatch(), stateless=self.era.stateless
         )
-        self._listeners = listeners or Listeners()
+        self._listeners = listeners if listeners is not None else Listeners()
         self._rounds = InputRounds(session, max_input_rounds, stateless=self.era.stateless)
         if self.era.stateless and hasattr(session.channel, "tool_headers"):
             self._rounds.refresh = self.list_all_tools
@@ -135,6 +135,8 @@ class Client(
         self.elicitation = elicitation
         #: The tools' output schemas ``call_tool`` checks results against.
         self.output_schemas = OutputSchemas() if output_schemas is None else output_schemas
+        # Every call_tool reads a CallToolResult: its hook, looked up once.
+        self._read_result = structure_hook(CallToolResult)
 
     # -- what the handshake told us ------------------------------------------------
     @property
@@ -219,11 +221,18 @@ class Client(
         (see :mod:`trimcp.client._output`). A tool the server lists with
         ``execution.taskSupport: "required"`` (2025-11-25) is called as a task and
         followed to its end (:meth:`CoreTaskCalls.wait`, bounded by ``timeout``)."""
-        self._require("tools")
         # The common call tests synchronously what needs a wait: a listing to learn
         # task support (2025-11-25 servers declaring task-augmented calls) or an output
-        # schema, so that it awaits nothing but the request itself.
-        tasks = not self.era.stateless and declares_tool_tasks(self.state.server_capabilities.tasks)
+        # schema, so that it awaits nothing but the request itself. (Inline, without
+        # _require and the properties: every call passes here.)
+        capabilities = self.session.state.server_capabilities
+        if capabilities.tools is None:
+            self._require("tools")
+        tasks = (
+            capabilities.tasks is not None
+            and self.era.version is None
+            and declares_tool_tasks(capabilities.tasks)
+        )
         if tasks and await self._task_required(name):
             task = await self.tasks.call_tool(name, arguments)
             result = await self.tasks.wait(task, timeout=timeout)
@@ -240,7 +249,7 @@ class Client(
                     raise
                 result = await self._call_as_extension_task(name, arguments, timeout)
             else:
-                result = structure(raw, CallToolResult)
+                result = self._read_result(raw)
         if validate_output and self.output_schemas.may_check(name, result):
             await self.output_schemas.verify(
                 self.protocol_version, name, result, self.list_all_tools
@@ -459,11 +468,15 @@ async def open_client(
         # that listens gets every level, as a handshake-era server sends by default.
         era_state.log_level = DEFAULT_LOG_LEVEL
     listeners = Listeners()
-    stack = client_middlewares(middlewares, recv=[listeners.route])
+    stack = client_middlewares(middlewares)
+    listeners.attach(stack.client_recv)
 
     def prepare(message: Message) -> Message:
-        listeners.bind(message)
-        return era_state.stamp(message)
+        # Every message passes here: the common one (no listen request, handshake era)
+        # is told apart inline, without a call to either.
+        if message.__class__ is Request and message.method == LISTEN_METHOD:
+            listeners.bind(message)
+        return era_state.stamp(message) if era_state.version is not None else message
 
     with unwrap_single():
         async with (

@@ -57,7 +57,6 @@ from trimcp.binding import structure, unstructure
 from trimcp.dispatch import (
     ConnectionClosedError,
     McpError,
-    Middleware,
     Middlewares,
     MiddlewareStack,
     RequestTimeoutError,
@@ -181,10 +180,10 @@ class EraState:
         return attrs.evolve(result, tools=kept)
 
 
-def client_middlewares(user: Middlewares | None, recv: Sequence[Middleware]) -> Middlewares:
-    """A fresh :class:`Middlewares`: the client's own ``recv`` middleware outermost,
-    then the user's. Its stacks follow the user's (whose object is left untouched, so
-    it can be shared), so middleware the user adds later reaches the live session."""
+def client_middlewares(user: Middlewares | None) -> Middlewares:
+    """A fresh :class:`Middlewares` whose stacks follow the user's (whose object is
+    left untouched, so it can be shared): middleware the user adds later reaches the
+    live session, and what the client adds to its own stacks is outermost."""
     user = user or Middlewares()
     out = Middlewares(
         client_send=MiddlewareStack("client_send", follow=user.client_send),
@@ -192,8 +191,6 @@ def client_middlewares(user: Middlewares | None, recv: Sequence[Middleware]) -> 
         server_send=MiddlewareStack("server_send", follow=user.server_send),
         server_recv=MiddlewareStack("server_recv", follow=user.server_recv),
     )
-    for middleware in recv:
-        out.client_recv.add(middleware)
     return out
 
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import trio
 
-from trimcp.dispatch import CallNext, McpError
+from trimcp.dispatch import CallNext, McpError, MiddlewareStack
 from trimcp.nursery import Session
 from trimcp.protocol import SUBSCRIPTION_ID_META
 from trimcp.wire import INVALID_REQUEST, METHOD_NOT_FOUND, Message, Notification, Request, RequestId
@@ -51,6 +51,8 @@ __all__ = [
 
 ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 DEFAULT_LISTEN_BUFFER: Final = 256
+#: The method that opens a subscription.
+LISTEN_METHOD: Final = "subscriptions/listen"
 """Notifications one subscription buffers for its reader."""
 DEFAULT_MAX_SUBSCRIPTIONS: Final = 64
 """Subscriptions one client keeps open at once."""
@@ -122,6 +124,25 @@ class Listeners:
         self.max_subscriptions = max_subscriptions
         self._open: dict[RequestId, Subscription] = {}
         self._running = 0
+        self._stack: MiddlewareStack | None = None
+
+    def attach(self, stack: MiddlewareStack) -> None:
+        """Route through ``stack`` (the client's receive stack): :meth:`route` is in it
+        while a subscription is open, and only then, so that the messages of a client
+        with none (nearly every message) pass no layer for it."""
+        self._stack = stack
+        if self._open:
+            stack.add(self.route)
+
+    def _opened(self, request_id: RequestId, sub: Subscription) -> None:
+        if not self._open and self._stack is not None:
+            self._stack.add(self.route)  # outermost: the stack has nothing else of its own
+        self._open[request_id] = sub
+
+    def _closed(self, request_id: RequestId) -> None:
+        closed = self._open.pop(request_id, None) is not None
+        if closed and not self._open and self._stack is not None:
+            self._stack.remove(self.route)
 
     def __len__(self) -> int:
         return len(self._open)
@@ -129,11 +150,11 @@ class Listeners:
     def bind(self, message: Message) -> None:
         """Learn the id of a listen request as it goes out (before the send middleware)."""
         sub = _BINDING.get()
-        listen = isinstance(message, Request) and message.method == "subscriptions/listen"
+        listen = isinstance(message, Request) and message.method == LISTEN_METHOD
         if sub is not None and sub.id is None and listen:
             assert isinstance(message, Request)
             sub.id = message.id
-            self._open[message.id] = sub
+            self._opened(message.id, sub)
 
     def route(self, message: Message, call_next: CallNext) -> Awaitable[None]:
         """Client-receive middleware: hand tagged notifications to their subscription.
@@ -161,14 +182,14 @@ class Listeners:
         result: dict[str, Any] | None = None
         error: McpError | None = None
         try:
-            result = await session.request("subscriptions/listen", params, timeout=math.inf)
+            result = await session.request(LISTEN_METHOD, params, timeout=math.inf)
         except McpError as exc:  # ConnectionClosedError included
             error = exc
         finally:
             _BINDING.reset(token)
             self._running -= 1
             if sub.id is not None:
-                self._open.pop(sub.id, None)
+                self._closed(sub.id)
             sub._end(result, error)
 
 

@@ -35,9 +35,9 @@ class PendingCall:
     """One outbound request waiting for its answer."""
 
     __slots__ = (
-        "_done",
         "_waiter",
         "deadline",
+        "done",
         "error",
         "expired",
         "hard_deadline",
@@ -68,14 +68,12 @@ class PendingCall:
         self.task: trio.lowlevel.Task | None = None
         #: The timeout error once the deadline timer expired the call.
         self.expired: McpError | None = None
+        #: The answer (or an error) came. Read-only outside this module; an attribute
+        #: rather than a property, since every request reads it (a call less).
+        self.done = False
         # One waiter, woken directly: a trio.Event would add a parking lot (an ordered
         # dict) to every request in flight.
-        self._done = False
         self._waiter: trio.lowlevel.Task | None = None
-
-    @property
-    def done(self) -> bool:
-        return self._done
 
     @property
     def waiting(self) -> bool:
@@ -83,11 +81,11 @@ class PendingCall:
         return self._waiter is not None
 
     def _resolve(self, result: dict[str, Any] | None, error: McpError | None) -> bool:
-        if self._done:
+        if self.done:
             return False
         self.result = result
         self.error = error
-        self._done = True
+        self.done = True
         if self._waiter is not None:
             # The waiter wakes with its answer: nothing to read back after the wait.
             trio.lowlevel.reschedule(
@@ -100,7 +98,7 @@ class PendingCall:
         """The call's deadline passed before its answer came: a caller waiting for it
         wakes with ``error`` now, one not waiting yet meets it in :meth:`wait`.
         ``False`` if the answer came first."""
-        if self._done or self.expired is not None:
+        if self.done or self.expired is not None:
             return False
         self.expired = error
         if self._waiter is not None:
@@ -116,13 +114,15 @@ class PendingCall:
         closure of its own here (only the bound ``_abort`` Trio holds). It binds the
         task that *calls* it: await it at once, never pass it to ``start_soon``.
         """
-        if self._done:
+        if self.done:
             return self._answered()
         if self.expired is not None:
             raise self.expired
         if self._waiter is not None:
             raise RuntimeError("another task is already waiting for this answer")
-        self._waiter = trio.lowlevel.current_task()
+        # The task the deadline timer watches is this one (it was added from it).
+        task = self.task
+        self._waiter = task if task is not None else trio.lowlevel.current_task()
         # The caller awaits it at once.
         return trio.lowlevel.wait_task_rescheduled(self._abort)  # noqa: ASYNC105
 
@@ -168,30 +168,30 @@ class PendingTable:
         self, method: str, on_progress: ProgressCallback | None = None
     ) -> PendingCall:
         """Take a slot (waiting while the table is full) and a fresh id."""
-        self._check_open()
+        # (The closed checks inline: every request passes here twice.)
+        closed = self._closed
+        if closed is not None:
+            raise _own_copy(closed)
         # No checkpoint when a slot is free: the caller's send that follows is one.
         if self._free:
             self._free -= 1
         else:
             await self._room.park()  # woken holding the slot its waker freed
-        try:
-            self._check_open()
-        except McpError:
+        if self._closed is not None:
             self._free_slot()
-            raise
+            raise _own_copy(self._closed)
         call = PendingCall(self._next_id, method, on_progress)
         self._next_id += 1
         self._calls[call.id] = call
         return call
 
-    def _check_open(self) -> None:
-        if self._closed is not None:
-            raise _own_copy(self._closed)
-
     def release(self, call: PendingCall) -> None:
         """Forget ``call`` (after it resolved, or when its caller gave up)."""
         if self._calls.pop(call.id, None) is not None:
-            self._free_slot()
+            if self._free or not self._room:
+                self._free += 1  # nobody waits for it (the common case, inline)
+            else:
+                self._free_slot()
 
     def _free_slot(self) -> None:
         if self._free or not self._room:

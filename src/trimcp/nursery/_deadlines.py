@@ -43,7 +43,7 @@ _SLACK = 64
 class CallDeadlines:
     """One session's deadline heap and its timer (see the module doc)."""
 
-    __slots__ = ("_calls", "_heap", "_on_expired", "_spawn", "_started", "_timer")
+    __slots__ = ("_calls", "_heap", "_on_expired", "_spawn", "_started", "_timer", "_wakes")
 
     def __init__(
         self,
@@ -59,6 +59,9 @@ class CallDeadlines:
         self._started = False
         #: The timer's sleep, whose deadline is the earliest live one.
         self._timer: trio.CancelScope | None = None
+        #: That sleep's deadline (kept here: ``CancelScope.deadline`` is a property,
+        #: a Python call on every add).
+        self._wakes = inf
 
     def add(self, call: PendingCall, deadline: float) -> bool:
         """Watch ``call`` (made by the current task) until ``deadline``; ``False`` if
@@ -74,9 +77,8 @@ class CallDeadlines:
         calls = self._calls
         calls[call.id] = call
         heapq.heappush(self._heap, (deadline, call.id))
-        timer = self._timer
-        if timer is not None and deadline < timer.deadline:
-            timer.deadline = deadline
+        if deadline < self._wakes and self._timer is not None:
+            self._timer.deadline = self._wakes = deadline
         if len(self._heap) > 2 * len(calls) + _SLACK:
             self._prune()
         return True
@@ -106,9 +108,11 @@ class CallDeadlines:
 
     async def _run(self) -> None:
         while True:
-            with trio.CancelScope(deadline=self._next()) as self._timer:
+            self._wakes = self._next()
+            with trio.CancelScope(deadline=self._wakes) as self._timer:
                 await trio.sleep_forever()
             self._timer = None
+            self._wakes = inf
             now = trio.current_time()
             heap = self._heap
             calls = self._calls

@@ -18,6 +18,7 @@ mixin holds the request side so that each file stays one concern.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Final, final
 
 import trio
@@ -34,10 +35,11 @@ from trimcp.wire import (
     Request,
     RequestId,
     Response,
+    make_response,
 )
 
 from ._context import HandlerContext
-from ._lifecycle import REFUSALS, Action, Event, LifecycleError, request_event
+from ._lifecycle import REFUSALS, REQUEST_EVENTS, Action, Event, LifecycleError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -88,7 +90,11 @@ class InboundRequests:
     #: The channel's ``send_nowait`` when nothing stands between it and the session.
     _send_nowait: Callable[[Message], None] | None
     _in_flight: dict[RequestId, InFlight]
-    _in_flight_slots: trio.Semaphore
+    #: Free in-flight slots (``max_in_flight`` at first), and the admitter while it
+    #: waits for one. A counter rather than a trio.Semaphore: its acquire and release
+    #: were Python calls on every request.
+    _free_in_flight: int
+    _in_flight_room: trio.lowlevel.ParkingLot
     _running: int
     _answering: int
     _admission_send: trio.MemorySendChannel[tuple[Request, RequestRoute, InFlight]]
@@ -109,7 +115,8 @@ class InboundRequests:
             await self._refuse(request, METHOD_NOT_FOUND, f"Method not found: {request.method}")
             return
         try:
-            action = self.lifecycle.handle(request_event(request.method), request)
+            event = REQUEST_EVENTS.get(request.method, Event.REQUEST)  # (request_event)
+            action = self.lifecycle.handle(event, request)
         except LifecycleError as exc:
             await self._refuse(request, exc.code, exc.message)
             return
@@ -143,17 +150,23 @@ class InboundRequests:
         waited (by the peer, or the session's end) is dropped without starting.
         """
         queue = self._admission_receive
-        slots = self._in_flight_slots
         async for item in queue:
             while True:
                 entry = item[2]
                 started = False
                 if not entry.scope.cancel_called:
-                    try:
-                        slots.acquire_nowait()
-                    except trio.WouldBlock:
-                        await slots.acquire()
-                    started = self._start(item)
+                    if self._free_in_flight:
+                        self._free_in_flight -= 1
+                        started = True
+                    else:
+                        await self._in_flight_room.park()  # woken holding a freed slot
+                        # Cancelled while it waited for the slot: the slot goes back.
+                        started = not entry.scope.cancel_called
+                        if not started:
+                            self._release_in_flight()
+                    if started:
+                        self._running += 1
+                        self._nursery.start_soon(self._run_request, *item)
                 if not started:
                     if entry.answered is not None:
                         self.lifecycle.handle(Event.INITIALIZE_FAILED)
@@ -163,15 +176,13 @@ class InboundRequests:
                 except (trio.WouldBlock, trio.EndOfChannel):
                     break
 
-    def _start(self, item: tuple[Request, RequestRoute, InFlight]) -> bool:
-        """Start a request that holds a slot, unless it was cancelled while it waited
-        for it (then the slot goes back)."""
-        if item[2].scope.cancel_called:
-            self._in_flight_slots.release()
-            return False
-        self._running += 1
-        self._nursery.start_soon(self._run_request, *item)
-        return True
+    def _release_in_flight(self) -> None:
+        """Give an in-flight slot back: to the admitter if it waits for one, else to
+        the count of free slots."""
+        if self._free_in_flight or not self._in_flight_room:
+            self._free_in_flight += 1
+        else:
+            self._in_flight_room.unpark()
 
     def _forget(self, request_id: RequestId, entry: InFlight) -> None:
         """Remove a request that ended; release a barrier waiting on it."""
@@ -243,28 +254,41 @@ class InboundRequests:
                 # The slot is still held while the answer is written (see the module doc).
                 self._answering += 1  # a graceful shutdown waits for answers on their way
                 try:
-                    await self._reply(reply, related=request.id)
+                    # _reply in this frame: every request answers, a coroutine less each.
+                    sending = self._put_or_chain(reply, request.id)
+                    if sending is not None:
+                        await sending
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    logger.debug("peer gone before the answer to %r could be sent", request.id)
                 finally:
                     self._answering -= 1
         finally:
-            self._in_flight_slots.release()
+            if self._free_in_flight or not self._in_flight_room:
+                self._free_in_flight += 1  # (_release_in_flight inline: every request)
+            else:
+                self._in_flight_room.unpark()
             self._forget(request.id, entry)
 
     async def _reply(self, message: Message, *, related: RequestId | None = None) -> None:
+        """Send an answer; a peer already gone is no error (nobody is left to tell)."""
+        try:
+            sending = self._put_or_chain(message, related)
+            if sending is not None:
+                await sending
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            logger.debug("peer gone before the answer to %r could be sent", related)
+
+    def _put_or_chain(self, message: Message, related: RequestId | None) -> Awaitable[None] | None:
+        """Put ``message`` on the channel at once if it takes it so (a memory pair with
+        room: ``None``), else hand back the send to await."""
         put = self._send_nowait
         if put is not None:
             try:
-                put(message)  # the answer goes at once (a memory pair with room)
-                return
+                put(message)
+                return None
             except trio.WouldBlock:
                 pass
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                logger.debug("peer gone before the answer to %r could be sent", related)
-                return
-        try:
-            await self._send_chain(message, related)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            logger.debug("peer gone before the answer to %r could be sent", related)
+        return self._send_chain(message, related)
 
     def _idle_check(self) -> None:
         """Set ``_drained`` once nothing is in flight, queued or being answered."""
@@ -295,4 +319,4 @@ def _answer(request_id: RequestId, result: Any) -> Message:
         return ErrorResponse(id=request_id, error=error)
     if type(result) is not dict:
         result = {} if result is None else unstructure(result)
-    return Response(id=request_id, result=result)
+    return make_response(request_id, result)

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REFUSALS",
+    "REQUEST_EVENTS",
     "SHUTTING_DOWN",
     "TRANSITIONS",
     "Action",
@@ -121,7 +122,8 @@ REFUSALS: Final[dict[Action, tuple[int, str]]] = {
 }
 
 #: The events of inbound requests: every other method is ``REQUEST``.
-_REQUEST_EVENTS: Final = {"initialize": Event.INITIALIZE, "ping": Event.PING}
+#: The events of inbound requests other than :attr:`Event.REQUEST`, by method.
+REQUEST_EVENTS: Final = {"initialize": Event.INITIALIZE, "ping": Event.PING}
 
 _E = Event
 _A = Action
@@ -237,7 +239,7 @@ class LifecycleError(McpError):
 
 def request_event(method: str) -> Event:
     """The event of an inbound request for ``method``."""
-    return _REQUEST_EVENTS.get(method, Event.REQUEST)
+    return REQUEST_EVENTS.get(method, Event.REQUEST)
 
 
 @final

@@ -29,7 +29,7 @@ from trimcp.dispatch import (
     ProgressCallback,
     RequestTimeoutError,
 )
-from trimcp.wire import Message, Notification, Request, RequestId
+from trimcp.wire import Message, Notification, RequestId, make_request
 
 from ._callbacks import CallbackQueues, ProgressInbox
 from ._channel import MessageChannel
@@ -147,7 +147,7 @@ class OutboundRequests:
             now = trio.current_time()
             call.restart = wait
             call.hard_deadline = now + max(wait, self.limits.max_request_timeout)
-            request = Request(id=call.id, method=method, params=params)
+            request = make_request(call.id, method, params)
             # Bounded by the session's deadline timer instead of a scope of its own when
             # the timer can break every wait of the call (see ._deadlines): no progress
             # to follow, no send middleware, a channel that can withdraw a queued send.
@@ -184,7 +184,9 @@ class OutboundRequests:
                 if timed:
                     self._deadlines.remove(call)
                 announce = announce_cancel and method != "initialize"
-                if sent and announce and (not call.done or self._abandoned(call)):
+                # (_abandoned is asked only once this side ended the session.)
+                ended = self._ended_locally
+                if sent and announce and (not call.done or (ended and self._abandoned(call))):
                     await self._send_cancel(call.id, related)
             if scope.cancelled_caught:
                 raise RequestTimeoutError(f"{method} got no answer within {wait:g} s")

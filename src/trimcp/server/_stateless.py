@@ -155,11 +155,10 @@ class EraFront:
             self._versions_of = supported
         return self._versions
 
-    def is_stateless(self, ctx: HandlerContext, method: str) -> bool:
-        return self._stateless_on(ctx.session_object.channel, method, ctx.params)
-
     def _stateless_on(self, channel: MessageChannel, method: str, params: Any) -> bool:
-        if not self.versions:
+        # The cached versions read inline (every request asks; the property recomputes).
+        fresh = self.server.supported_versions is self._versions_of
+        if not (self._versions if fresh else self.versions):
             return False  # a server of the handshake era only: it ignores the era's _meta
         if method in STATELESS_ONLY:
             return True
@@ -180,7 +179,7 @@ class EraFront:
         # A plain function handing back the handler's awaitable (or the stateless
         # path's): a long-running request keeps no frame of this layer alive.
         def run(ctx: HandlerContext, params: Any) -> Awaitable[Any]:
-            if not self.is_stateless(ctx, method):
+            if not self._stateless_on(ctx.session_object.channel, method, ctx.params):
                 if method in STATELESS_ONLY:  # unknown to a handshake-era-only server
                     raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
                 if params_type is not None:

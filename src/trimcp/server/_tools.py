@@ -189,7 +189,7 @@ class ToolRegistry:
         except Exception as exc:
             return _failed(name, exc)
         result = binding.result_to_wire(value)
-        version = ctx.session.protocol_version
+        version = ctx.handler.session.protocol_version  # (a property less than ctx.session)
         if (
             "structuredContent" in result
             and version is not None

@@ -98,7 +98,8 @@ class StreamChannel:
         ``WriteBatcher.submit``): a plain function, so a
         sender waiting for its batch holds no frame of this layer. An output that
         already failed, or a message that cannot be encoded, raises here."""
-        self._check_output()
+        if self._output_failure is not None:  # (_check_output inline: every send)
+            raise trio.BrokenResourceError(self._output_failure)
         return self._batcher.submit(self._connection.send(message))
 
     def interrupt_send(self, task: trio.lowlevel.Task, error: BaseException) -> bool:

@@ -39,6 +39,8 @@ from ._events import Notification as Notification
 from ._events import Request as Request
 from ._events import RequestId as RequestId
 from ._events import Response as Response
+from ._events import make_request as make_request
+from ._events import make_response as make_response
 from ._framing import DEFAULT_MAX_LINE as DEFAULT_MAX_LINE
 from ._framing import LineFramer as LineFramer
 from ._json import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH
@@ -85,5 +87,7 @@ __all__ = [
     "encode",
     "encode_comment",
     "encode_sse",
+    "make_request",
+    "make_response",
     "to_value",
 ]

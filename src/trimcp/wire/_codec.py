@@ -74,7 +74,8 @@ def _response(obj: dict[str, Any]) -> Response | ErrorResponse:
     if result is not _ABSENT:
         if error is not _ABSENT:
             raise _invalid(obj, "a response cannot have both result and error")
-        if not is_request_id(id):
+        # An exact int or str is an id (asked inline first: every answer has one).
+        if id.__class__ is not int and id.__class__ is not str and not is_request_id(id):
             raise _invalid(obj, "id must be a string or integer")
         if not isinstance(result, dict):
             raise _invalid(obj, "result must be an object")
@@ -107,7 +108,12 @@ def _message(obj: Any) -> Message:
             return _response(obj)
         raise _invalid(obj, "message has no method")
     id = obj.get("id", _ABSENT)
-    if id is not _ABSENT and not is_request_id(id):
+    if (
+        id is not _ABSENT
+        and id.__class__ is not int
+        and id.__class__ is not str
+        and not is_request_id(id)
+    ):
         raise _invalid(obj, "id must be a string or integer")
     if not isinstance(method, str) or not method:
         raise _invalid(obj, "method must be a non-empty string")
@@ -165,6 +171,8 @@ def decode(
         if isinstance(lenient, dict):
             raise _invalid(lenient, "duplicate member name") from None
         raise _request_error("duplicate member name") from None
+    if value.__class__ is dict:  # the common case, without a call more
+        return _message(value)
     return decode_value(value, allow_batch=allow_batch)
 
 

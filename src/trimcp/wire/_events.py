@@ -33,6 +33,8 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
+    "make_request",
+    "make_response",
 ]
 
 RequestId: TypeAlias = str | int
@@ -184,6 +186,30 @@ def trusted_request(id: RequestId, method: str, params: dict[str, Any] | None) -
     _set_request_method(event, method)
     _set_request_params(event, params)
     return event
+
+
+def make_request(id: RequestId, method: str, params: dict[str, Any] | None) -> Request:
+    """``Request(id=id, method=method, params=params)``, with the same checks and errors,
+    made in one call where the fields are plainly valid (an int id, a non-empty str
+    method, a dict or no params: every request a session sends itself) instead of
+    one call per validator."""
+    if (
+        id.__class__ is int
+        and method.__class__ is str
+        and method
+        and (params is None or params.__class__ is dict)
+    ):
+        return trusted_request(id, method, params)
+    return Request(id=id, method=method, params=params)
+
+
+def make_response(id: RequestId, result: dict[str, Any]) -> Response:
+    """``Response(id=id, result=result)``, with the same checks and errors, made in one
+    call where the fields are plainly valid (a str or int id, a dict result: every
+    answer a handler's result becomes) instead of one call per validator."""
+    if (id.__class__ is int or id.__class__ is str) and result.__class__ is dict:
+        return trusted_response(id, result)
+    return Response(id=id, result=result)
 
 
 def trusted_notification(method: str, params: dict[str, Any] | None) -> Notification:

@@ -26,6 +26,7 @@ import math
 import operator
 import re
 import sys
+from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, Final
 
@@ -104,18 +105,28 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def _make_decoder(pairs_hook: Any, *, guard_ints: bool) -> json.JSONDecoder:
-    return json.JSONDecoder(
+_Scan = Callable[[str, int], tuple[Any, int]]
+
+
+def _make_scanner(pairs_hook: Any, *, guard_ints: bool) -> _Scan:
+    """The decoder's scanner (C when CPython has it). Called directly, it spares every
+    message ``JSONDecoder.decode`` and ``raw_decode``, two Python frames around it;
+    :func:`_run` does what they add (whitespace around the value, "Extra data")."""
+    decoder = json.JSONDecoder(
         object_pairs_hook=pairs_hook,
         parse_constant=_refuse_constant,
         parse_float=_finite_float,
         parse_int=_bounded_int if guard_ints else None,
     )
+    scan: _Scan = decoder.scan_once  # type: ignore[attr-defined]  # set by __init__, untyped
+    return scan
 
 
-_STRICT: Final = _make_decoder(_strict_pairs, guard_ints=False)
-_STRICT_GUARDED: Final = _make_decoder(_strict_pairs, guard_ints=True)
-_LENIENT_GUARDED: Final = _make_decoder(_lenient_pairs, guard_ints=True)
+_STRICT: Final = _make_scanner(_strict_pairs, guard_ints=False)
+_STRICT_GUARDED: Final = _make_scanner(_strict_pairs, guard_ints=True)
+_LENIENT_GUARDED: Final = _make_scanner(_lenient_pairs, guard_ints=True)
+#: JSON's insignificant whitespace (what ``json.decoder.WHITESPACE`` matches).
+_SPACE: Final = " \t\n\r"
 
 
 def _parse_error(reason: str) -> RemoteProtocolError:
@@ -191,10 +202,10 @@ def parse_json(data: bytes | bytearray | memoryview | str, max_depth: int) -> An
     raise DuplicateMembers(_run(_LENIENT_GUARDED, text))
 
 
-def _run(decoder: json.JSONDecoder, text: str) -> Any:
+def _run(scan: _Scan, text: str) -> Any:
     try:
-        return decoder.decode(text)
-    except json.JSONDecodeError:
+        value, end = scan(text, len(text) - len(text.lstrip(_SPACE)))
+    except (json.JSONDecodeError, StopIteration):  # StopIteration: no value at all
         raise _parse_error("invalid JSON") from None
     except _NonFinite:
         raise _parse_error("NaN, Infinity and out-of-range numbers are not allowed") from None
@@ -202,3 +213,6 @@ def _run(decoder: json.JSONDecoder, text: str) -> Any:
         raise _parse_error("number too long") from None
     except RecursionError:
         raise _parse_error("nesting too deep") from None
+    if end != len(text) and text[end:].strip(_SPACE):
+        raise _parse_error("invalid JSON")  # more after the value
+    return value
