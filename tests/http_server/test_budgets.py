@@ -213,6 +213,21 @@ async def test_outbox_holds_its_bytes_until_written_or_dropped() -> None:
     assert server.used == 0
 
 
+async def _step(boxes: list[Outbox], index: int, op: str, size: int, budget: ByteBudget) -> None:
+    """One operation on ``boxes[index]``: put, get (write), abort (and a fresh outbox in
+    its place) or close; any other ``op`` does nothing here."""
+    box = boxes[index]
+    if op == "p":
+        box.put(b"x" * size)
+    elif op == "g" and len(box):
+        await box.get()
+    elif op == "a":
+        box.abort()
+        boxes[index] = Outbox(max_events=4, max_bytes=100, budget=budget)
+    elif op == "c":
+        box.close()
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from("pgac"), st.integers(0, 50))))
 def test_output_budgets_always_balance(ops: list[tuple[int, str, int]]) -> None:
@@ -221,16 +236,7 @@ def test_output_budgets_always_balance(ops: list[tuple[int, str, int]]) -> None:
         session = ByteBudget(120, server)
         boxes = [Outbox(max_events=4, max_bytes=100, budget=session) for _ in range(3)]
         for index, op, size in ops:
-            box = boxes[index]
-            if op == "p":
-                box.put(b"x" * size)
-            elif op == "g" and len(box):
-                await box.get()
-            elif op == "a":
-                box.abort()
-                boxes[index] = Outbox(max_events=4, max_bytes=100, budget=session)
-            elif op == "c":
-                box.close()
+            await _step(boxes, index, op, size, session)
             assert 0 <= session.used == server.used <= 120
         for box in boxes:
             box.abort()
@@ -373,17 +379,8 @@ def test_two_sessions_balance_against_a_smaller_server_budget(
         ]
         for which, index, op, size in ops:
             session = sessions[which]
-            box = boxes[which][index]
-            if op == "p":
-                box.put(b"x" * size)
-            elif op == "g" and len(box):
-                await box.get()
-            elif op == "a":
-                box.abort()
-                boxes[which][index] = Outbox(max_events=4, max_bytes=100, budget=session)
-            elif op == "c":
-                box.close()
-            elif op == "x" and not session.closed:  # the session ends
+            await _step(boxes[which], index, op, size, session)
+            if op == "x" and not session.closed:  # the session ends
                 for other in boxes[which]:
                     other.abort()
                 session.close()
