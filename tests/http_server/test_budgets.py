@@ -213,6 +213,21 @@ async def test_outbox_holds_its_bytes_until_written_or_dropped() -> None:
     assert server.used == 0
 
 
+async def _step(boxes: list[Outbox], index: int, op: str, size: int, budget: ByteBudget) -> None:
+    """One operation on ``boxes[index]``: put, get (write), abort (and a fresh outbox in
+    its place) or close; any other ``op`` does nothing here."""
+    box = boxes[index]
+    if op == "p":
+        box.put(b"x" * size)
+    elif op == "g" and len(box):
+        await box.get()
+    elif op == "a":
+        box.abort()
+        boxes[index] = Outbox(max_events=4, max_bytes=100, budget=budget)
+    elif op == "c":
+        box.close()
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from("pgac"), st.integers(0, 50))))
 def test_output_budgets_always_balance(ops: list[tuple[int, str, int]]) -> None:
@@ -221,16 +236,7 @@ def test_output_budgets_always_balance(ops: list[tuple[int, str, int]]) -> None:
         session = ByteBudget(120, server)
         boxes = [Outbox(max_events=4, max_bytes=100, budget=session) for _ in range(3)]
         for index, op, size in ops:
-            box = boxes[index]
-            if op == "p":
-                box.put(b"x" * size)
-            elif op == "g" and len(box):
-                await box.get()
-            elif op == "a":
-                box.abort()
-                boxes[index] = Outbox(max_events=4, max_bytes=100, budget=session)
-            elif op == "c":
-                box.close()
+            await _step(boxes, index, op, size, session)
             assert 0 <= session.used == server.used <= 120
         for box in boxes:
             box.abort()
@@ -347,3 +353,43 @@ async def test_unread_streams_of_one_client_do_not_keep_others_answers_out() -> 
         )
         assert reply.json["result"]["content"][0]["text"] == text
         call.disconnect.set()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 1), st.integers(0, 2), st.sampled_from("pgacx"), st.integers(0, 60)
+        )
+    )
+)
+def test_two_sessions_balance_against_a_smaller_server_budget(
+    ops: list[tuple[int, int, str, int]],
+) -> None:
+    """Two sessions under a server budget smaller than theirs together: a take that fits
+    at the top is counted there at once, one that does not sheds or fails, and at every
+    step the server holds exactly what its open sessions hold, within every limit."""
+
+    async def run() -> None:
+        server = ByteBudget(150)
+        sessions = [ByteBudget(120, server), ByteBudget(120, server)]
+        boxes = [
+            [Outbox(max_events=4, max_bytes=100, budget=session) for _ in range(3)]
+            for session in sessions
+        ]
+        for which, index, op, size in ops:
+            session = sessions[which]
+            await _step(boxes[which], index, op, size, session)
+            if op == "x" and not session.closed:  # the session ends
+                for other in boxes[which]:
+                    other.abort()
+                session.close()
+            open_used = sum(s.used for s in sessions if not s.closed)
+            assert server.used == open_used <= 150
+            assert all(0 <= s.used <= 120 for s in sessions)
+        for row in boxes:
+            for box in row:
+                box.abort()
+        assert server.used == 0
+
+    trio.run(run)

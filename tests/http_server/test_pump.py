@@ -171,3 +171,15 @@ async def test_events_queued_together_share_a_body_and_later_ones_are_not_held()
         (b"data: c\n\n", True),
         (b"data: d\n\n", False),
     ]
+
+
+async def test_a_response_cancelled_in_its_eager_rounds_ends_at_the_watch() -> None:
+    # The eager rounds do not check for cancellation (a few calls less each); the
+    # watch that follows them does, so a cancelled response ends there, unwritten.
+    asgi = _Asgi(disconnect=False)
+    outbox = Outbox(max_events=8, max_bytes=1 << 16)  # never answered
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await pump(outbox, asgi.receive, asgi.send, (), timeout=5)
+    assert scope.cancelled_caught
+    assert asgi.sent == []

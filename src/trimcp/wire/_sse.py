@@ -141,6 +141,23 @@ class SSEDecoder:
       max_event_size: the largest event accepted, in bytes (see the module docstring).
     """
 
+    # Slots: a client keeps a decoder per SSE stream it reads (every parked call over
+    # SSE), and an instance dict would be most of its size.
+    __slots__ = (
+        "_at_start",
+        "_data",
+        "_error",
+        "_event",
+        "_event_id",
+        "_event_retry",
+        "_max",
+        "_partial",
+        "_size",
+        "_skip_lf",
+        "last_event_id",
+        "retry",
+    )
+
     last_event_id: str
     """The id of the last completed event that had one (``""`` initially or after an empty id)."""
     retry: int | None

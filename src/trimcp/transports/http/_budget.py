@@ -82,8 +82,15 @@ class ByteBudget:
         if over and (_child is None or not self._shed(size, _child, holder)):
             return False
         parent = self.parent
-        if parent is not None and not parent.take(size, force=force, holder=holder, _child=self):
-            return False
+        if parent is not None:
+            if (
+                parent.parent is None
+                and not parent.closed
+                and (force or parent.used + size <= parent.limit)
+            ):
+                parent.used += size  # fits at the top (the common case): no call for it
+            elif not parent.take(size, force=force, holder=holder, _child=self):
+                return False
         self.used += size
         if holder is not None and _child is None:
             self._holders[holder] = None
@@ -108,11 +115,10 @@ class ByteBudget:
 
     def give(self, size: int) -> None:
         """Return ``size`` bytes taken before, here and in every parent."""
-        if self.closed:
-            return  # already given back by close()
-        self.used -= size
-        if self.parent is not None:
-            self.parent.give(size)
+        budget: ByteBudget | None = self
+        while budget is not None and not budget.closed:  # a closed one gave it back
+            budget.used -= size
+            budget = budget.parent
 
     def leave(self, holder: Sheddable) -> None:
         """``holder`` holds nothing any more."""

@@ -43,8 +43,6 @@ it is full, the stream readers wait.
 
 from __future__ import annotations
 
-import contextlib
-import enum
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -57,34 +55,30 @@ import trio
 from trimcp.dispatch import connection_closed_error
 from trimcp.protocol import HANDSHAKE_VERSIONS
 from trimcp.wire import (
-    INTERNAL_ERROR,
     ErrorObject,
     ErrorResponse,
     Message,
     Notification,
-    RemoteProtocolError,
     Request,
     RequestId,
     Response,
     SSEDecoder,
-    decode,
     encode,
 )
 
+from ._client_answers import ERROR_BODY_LIMIT, Bounce, PostAnswers
 from ._client_auth import HttpAuthSession
 from ._client_calls import Call, GivenUp, Started, cancelled_id, describe
 from ._client_conn import (
     ConnectionPool,
     Headers,
-    HttpConnection,
     HttpTransportError,
     ResponseTooLarge,
-    content_type,
 )
-from ._client_errors import http_error, phrase, session_id_in
+from ._client_errors import session_id_in
 from ._client_gate import RETRY, AuthGate
 from ._client_hooks import HttpRequestInfo, extra_headers
-from ._client_legacy import FALLBACK_STATUSES, LegacySse, LegacySseError
+from ._client_legacy import LegacySse, LegacySseError
 from ._client_modern import modern_headers, post_headers, transport_headers
 from ._client_params import ToolHeaderTable
 from ._client_reinit import Renewal, session_expired_error
@@ -97,19 +91,9 @@ __all__ = ["HttpClientChannel"]
 
 logger = logging.getLogger("trimcp.http.client")
 
-_ERROR_BODY_LIMIT = 64 * 1024
-
-
-class _Bounce(enum.Enum):
-    """A POST answered 404 for its session: start a new one, then re-send. Or the first
-    ``initialize`` was refused the way a 2024-11-05 server does: try HTTP+SSE."""
-
-    BOUNCED = "bounced"
-    LEGACY = "legacy"
-
 
 @final
-class HttpClientChannel:
+class HttpClientChannel(PostAnswers):
     """One client session over Streamable HTTP; a :class:`~trimcp.nursery.MessageChannel`.
 
     Made by :meth:`StreamableHttp.connect`; see the module doc.
@@ -177,7 +161,7 @@ class HttpClientChannel:
                     "DELETE", self.pool.origin, await self.headers("DELETE"), None
                 )
                 response = await conn.receive_response()
-                await conn.read_body(_ERROR_BODY_LIMIT)
+                await conn.read_body(ERROR_BODY_LIMIT)
             logger.debug("DELETE of the session: HTTP %d", response.status_code)
         except (HttpTransportError, ResponseTooLarge, trio.ClosedResourceError, ValueError) as exc:
             logger.debug("DELETE of the session failed: %s", exc)
@@ -189,21 +173,26 @@ class HttpClientChannel:
         if self.failure is not None:
             raise trio.BrokenResourceError(self.failure)
         assert self._nursery is not None
-        if self.legacy.active or self.config.legacy_sse == "always":
+        # (The common request is told apart inline below: legacy.active, _await_listen,
+        # cancelled_id and renewal.remember are called only where they can matter.)
+        if self.legacy.endpoint is not None or self.config.legacy_sse == "always":
             await self._send_legacy(message)
             return
-        if isinstance(message, Request):
-            await self._await_listen()
+        call = None
+        if message.__class__ is Request:
+            if self._listen_ready is not None:
+                await self._await_listen()
+            if message.method == "initialize":
+                self.renewal.remember(message)
         elif self._opens_listen(message):
             self._listen_ready = trio.Event()
-        request_id = cancelled_id(message)
-        call = self._outstanding.pop(request_id, None) if request_id is not None else None
-        if call is not None and call.stateless:
-            # Stateless era: closing the request's stream *is* the cancellation; there
-            # are no client notifications over HTTP.
-            call.scope.cancel()
-            return
-        self.renewal.remember(message)
+        elif (request_id := cancelled_id(message)) is not None:
+            call = self._outstanding.pop(request_id, None)
+            if call is not None and call.stateless:
+                # Stateless era: closing the request's stream *is* the cancellation;
+                # there are no client notifications over HTTP.
+                call.scope.cancel()
+                return
         if call is not None:
             # Stop reading the cancelled request's answer first: its connection goes
             # back to the pool for this notification. With every connection held by
@@ -401,10 +390,10 @@ class HttpClientChannel:
             await self.renewal.settled()
             sent = call.session = self.session_id
             answer = await self._post_once(message, status, sent, bounce=not renewed)
-            if answer is _Bounce.LEGACY:
+            if answer is Bounce.LEGACY:
                 await self._fall_back(message)
                 return
-            if answer is _Bounce.BOUNCED:
+            if answer is Bounce.BOUNCED:
                 assert sent is not None
                 call.session = None
                 if not await self.renewal.renew(sent) or request_id is None:
@@ -431,7 +420,7 @@ class HttpClientChannel:
 
     async def _post_once(
         self, message: Message, status: Started, sent: str | None, *, bounce: bool
-    ) -> SSEDecoder | _Bounce | None:
+    ) -> SSEDecoder | Bounce | None:
         base = (
             ("Content-Type", "application/json"),
             ("Accept", "application/json, text/event-stream"),
@@ -486,96 +475,6 @@ class HttpClientChannel:
                 logger.warning("%s refused: %s", describe(message), verdict.message)
             return None
         raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _on_response(
-        self,
-        message: Message,
-        conn: HttpConnection,
-        response: h11.Response,
-        sent: str | None,
-        bounce: bool,
-    ) -> SSEDecoder | _Bounce | None:
-        """Handle the answer to one POST; return a decoder when its stream needs resuming.
-
-        A 404 for session ``sent`` returns ``BOUNCED`` when ``bounce`` allows a new session.
-        """
-        status = response.status_code
-        request_id = message.id if isinstance(message, Request) else None
-        initialize = isinstance(message, Request) and message.method == "initialize"
-        if initialize and 200 <= status < 300:
-            self.take_session_id(response)
-        if status == 404 and sent is not None and not initialize:
-            if not bounce:
-                self.expire(sent)
-                return None
-            with contextlib.suppress(ResponseTooLarge):
-                await conn.read_body(_ERROR_BODY_LIMIT)
-            return _Bounce.BOUNCED
-        if not 200 <= status < 300:
-            return await self._refused(message, conn, response, sent)
-        if request_id is None or status == 202:
-            with contextlib.suppress(ResponseTooLarge):  # nothing to read; not reused then
-                await conn.read_body(self.config.max_message_size)
-            if isinstance(message, Notification) and message.method == "notifications/initialized":
-                self.start_listening()
-            return None
-        kind = content_type(response)
-        del response  # nothing more is read from the head; the body may take long
-        if kind == "text/event-stream":
-            return await self.sse.read_post_stream(conn, request_id)
-        if kind == "application/json":
-            try:
-                body = await conn.read_body(self.config.max_message_size)
-            except ResponseTooLarge as exc:
-                await self.fail(request_id, ErrorObject(code=INTERNAL_ERROR, message=str(exc)))
-                return None
-            await self._on_json(body, request_id)
-            return None
-        await self.fail(
-            request_id,
-            ErrorObject(
-                code=INTERNAL_ERROR, message=f"unexpected Content-Type {kind!r} in the answer"
-            ),
-        )
-        return None
-
-    async def _refused(
-        self, message: Message, conn: HttpConnection, response: h11.Response, sent: str | None
-    ) -> _Bounce | None:
-        """An error status: fail the request (or log), or fall back to HTTP+SSE when the
-        first ``initialize`` met a 2024-11-05 server (``_client_legacy``)."""
-        status = response.status_code
-        try:
-            body = await conn.read_body(_ERROR_BODY_LIMIT)
-        except ResponseTooLarge:
-            body = b""
-        reason = response.reason.decode("latin-1", "replace") or phrase(status)
-        if not isinstance(message, Request):
-            logger.warning("the server refused a %s with HTTP %d", describe(message), status)
-            return None
-        first_initialize = message.method == "initialize" and sent is None
-        if (
-            first_initialize
-            and status in FALLBACK_STATUSES
-            and self.config.legacy_sse == "fallback"
-            and not self.legacy.active
-        ):
-            self._refusal = http_error(status, reason, body)
-            return _Bounce.LEGACY
-        await self.fail(message.id, http_error(status, reason, body))
-        return None
-
-    async def _on_json(self, body: bytes, request_id: RequestId) -> None:
-        try:
-            messages = decode(body, allow_batch=True)
-        except RemoteProtocolError as exc:
-            error = ErrorObject(code=INTERNAL_ERROR, message=f"invalid JSON-RPC answer: {exc}")
-            await self.fail(request_id, error)
-            return
-        await self.deliver(messages)
-        if self.waiting(request_id):
-            error = ErrorObject(code=INTERNAL_ERROR, message="the JSON answer was for another id")
-            await self.fail(request_id, error)
 
     def take_session_id(self, response: h11.Response) -> None:
         self.session_id = session_id_in(response) or self.session_id

@@ -13,7 +13,7 @@ what a bound evicts is remembered, so a resumption that would skip it is refused
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from typing import Protocol, final
 
 import attrs
@@ -72,7 +72,11 @@ class _StreamLog:
     __slots__ = ("events", "evicted", "size")
 
     def __init__(self) -> None:
-        self.events: deque[tuple[int, bytes]] = deque()
+        # A list, not a deque: a deque holds a block of 64 slots from its first item
+        # (over 500 bytes), and most streams keep one or two events (a parked SSE
+        # response: its priming event and a notification). Evicting from the front
+        # moves at most max_events pointers.
+        self.events: list[tuple[int, bytes]] = []
         self.size = 0
         #: The highest sequence number dropped from this stream (0: none): a replay
         #: from before it would skip events.
@@ -160,7 +164,7 @@ class MemoryEventStore:
         self._size += size
 
     def _pop(self, log: _StreamLog) -> int:
-        seq, data = log.events.popleft()
+        seq, data = log.events.pop(0)
         log.evicted = seq
         log.size -= len(data)
         self._size -= len(data)

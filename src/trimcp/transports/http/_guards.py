@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
 from typing import Any, Final, TypeVar, final
 
 from trimcp.wire import INVALID_REQUEST, RequestId
@@ -71,15 +72,18 @@ class Headers:
         # keeps no decoded copy of its headers alive. ASGI servers send names in lower
         # case (h11 and hypercorn do); a list with any other name is folded once here,
         # so that every lookup compares bytes as they are.
-        pairs: Sequence[tuple[bytes, bytes]] = raw if isinstance(raw, Sequence) else list(raw)
-        if any(not name.islower() and name.lower() != name for name, _ in pairs):
+        # (C-level passes over the pairs: no Python call per header.)
+        pairs: Sequence[tuple[bytes, bytes]]
+        pairs = raw if type(raw) is list or isinstance(raw, Sequence) else list(raw)
+        names = b"".join(map(_NAME, pairs))
+        if names.lower() != names:  # some name has an upper-case letter
             pairs = [(name.lower(), value) for name, value in pairs]
         self._raw = pairs
-        self.size = sum(len(name) + len(value) for name, value in pairs)
+        self.size = len(names) + sum(map(len, map(_VALUE, pairs)))
 
     def get(self, name: str) -> str | None:
         """The first value of header ``name`` (given lower-case), or ``None``."""
-        key = _key(name)
+        key = _KEYS.get(name) or _key(name)  # (known names without a call)
         for raw_name, value in self._raw:
             if raw_name == key:
                 return value.decode("latin-1")
@@ -91,11 +95,13 @@ class Headers:
 
     def get_all(self, name: str) -> list[str]:
         """Every value of header ``name`` (given lower-case), in order."""
-        key = _key(name)
+        key = _KEYS.get(name) or _key(name)
         return [value.decode("latin-1") for raw_name, value in self._raw if raw_name == key]
 
 
 _KEYS: dict[str, bytes] = {}
+_NAME: Final = itemgetter(0)
+_VALUE: Final = itemgetter(1)
 
 
 def _key(name: str) -> bytes:

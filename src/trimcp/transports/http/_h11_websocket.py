@@ -27,6 +27,7 @@ from wsproto.utilities import generate_accept_token
 
 from ..websocket._frames import CLOSE_NORMAL, MessageTooBig, WsprotoMessages
 from ..websocket._limits import WebSocketLimits
+from ._header_pairs import lower_pairs
 
 __all__ = ["H11WebSocket", "is_websocket_upgrade"]
 
@@ -34,7 +35,7 @@ _CONNECT: Final = {"type": "websocket.connect"}
 
 
 def _header(request: h11.Request, name: bytes) -> bytes | None:
-    for key, value in request.headers:
+    for key, value in lower_pairs(request.headers):
         if key == name:
             return bytes(value)
     return None

@@ -15,12 +15,13 @@ values cannot make the server hold more.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Final
+from collections.abc import Iterable, Iterator
+from operator import itemgetter
+from typing import Any, Final
 
 from ._bounded_table import keep
 
-__all__ = ["SHARED_NAMES", "SHARED_PAIRS", "SHARED_VALUE_BYTES", "shared_pairs"]
+__all__ = ["SHARED_NAMES", "SHARED_PAIRS", "SHARED_VALUE_BYTES", "lower_pairs", "shared_pairs"]
 
 #: Header names (lower case) whose pairs are shared.
 SHARED_NAMES: Final = frozenset(
@@ -46,12 +47,30 @@ SHARED_PAIRS: Final = 256
 _pairs: dict[tuple[bytes, bytes], tuple[bytes, bytes]] = {}
 
 
+_NAME: Final = itemgetter(1)
+_VALUE: Final = itemgetter(2)
+
+
+def lower_pairs(headers: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[bytes, bytes]]:
+    """The ``(lower-case name, value)`` pairs of h11's ``headers``, made at C speed.
+
+    Iterating h11's ``Headers`` runs the ``Sequence`` mixin's generator and a
+    ``__getitem__`` per header, Python calls each; its list of ``(raw name, name,
+    value)`` triples is zipped here instead. Anything else (or an h11 that keeps its
+    headers differently) is iterated as it is.
+    """
+    full: Any = getattr(headers, "_full_items", None)
+    if type(full) is list:
+        return zip(map(_NAME, full), map(_VALUE, full), strict=True)
+    return iter(headers)
+
+
 def shared_pairs(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """``headers`` as a new list whose pairs are shared where they may be (see above);
     names as given (lower case from h11)."""
     pairs = _pairs
     out = []
-    for pair in headers:
+    for pair in lower_pairs(headers):
         kept = pairs.get(pair)
         if kept is None:
             kept = pair

@@ -35,7 +35,6 @@ class Outbox:
     """
 
     __slots__ = (
-        "_closed",
         "_handed",
         "_held",
         "_items",
@@ -43,6 +42,7 @@ class Outbox:
         "_wakeup",
         "_writing",
         "budget",
+        "closed",
         "json",
         "max_bytes",
         "max_events",
@@ -79,17 +79,15 @@ class Outbox:
         #: holds a block of 64 slots, kept for as long as a parked stream lives.
         self._items: deque[tuple[str | None, bytes]] | None = None
         self._size = 0
-        self._closed = False
+        #: No more items will come (read-only outside; an attribute rather than a
+        #: property: a response asks every scheduler round while it waits).
+        self.closed = False
         #: Set when an item arrives or the outbox closes; made only while ``get``
         #: waits (a parked stream waits on its response's ``waker`` instead).
         self._wakeup: trio.Event | None = None
         #: Called (once per change) when an item arrives or the outbox closes: how a
         #: response waiting on something else as well (the client leaving) is woken.
         self.waker: Callable[[], None] | None = None
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
 
     def __len__(self) -> int:
         return len(self._items) if self._items is not None else 0
@@ -104,7 +102,7 @@ class Outbox:
         (the outbox stays open for the error that replaces it). ``force`` holds the
         bytes even past the budget: for that small error.
         """
-        if self._closed:
+        if self.closed:
             return False
         size = len(chunk)
         if not whole and (len(self) >= self.max_events or self._size + size > self.max_bytes):
@@ -155,7 +153,7 @@ class Outbox:
 
     def close(self) -> None:
         """No more items: the response ends once the queued ones are written."""
-        self._closed = True
+        self.closed = True
         self._wake()
 
     def abort(self) -> None:
@@ -179,7 +177,7 @@ class Outbox:
         """
         self.written()
         while not self._items:
-            if self._closed:
+            if self.closed:
                 return None
             wakeup = self._wakeup = trio.Event()
             await wakeup.wait()
