@@ -384,3 +384,62 @@ async def test_a_pool_keeps_its_connections_when_the_load_ebbs(
         nursery.cancel_scope.cancel()
     assert len(server.of("POST", "tools/call")) == 60
     assert opened == 12
+
+
+async def test_a_call_that_times_out_waiting_for_a_connection_is_never_sent(
+    clock: trio.testing.MockClock,
+) -> None:
+    """The session's deadline timer bounds HTTP calls too (the channel can give up a
+    POST not yet written): a call whose timeout passes while it waits for the pool's
+    only connection fails with RequestTimeoutError on time, its POST is never sent and
+    no notifications/cancelled follows; the call holding the connection is untouched."""
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app({"tools/call": answer_in_3s}))
+        transport = StreamableHttp(url=server.url, listen=False, max_connections=1)
+        first: list[trimcp.CallToolResult] = []
+        with trio.fail_after(WAIT):
+            async with (
+                trimcp.open_client(transport, era="handshake") as client,
+                trio.open_nursery() as calls,
+            ):
+                assert client.session._timed_sends  # no cancel scope per call
+
+                async def first_call() -> None:
+                    first.append(await client.call_tool("first"))
+
+                calls.start_soon(first_call)
+                await trio.sleep(0.5)  # "first" holds the only connection
+                started = trio.current_time()
+                with pytest.raises(trimcp.RequestTimeoutError):
+                    await client.call_tool("second", timeout=1)
+                assert trio.current_time() - started == pytest.approx(1, abs=0.01)
+                assert client.session.pending == 1
+        nursery.cancel_scope.cancel()
+    assert [r.message["params"]["name"] for r in server.of("POST", "tools/call")] == ["first"]
+    assert server.of("POST", "notifications/cancelled") == []
+    assert len(first) == 1
+    assert not first[0].is_error
+
+
+async def test_a_call_that_times_out_while_the_get_stream_opens_fails_on_time(
+    clock: trio.testing.MockClock,
+) -> None:
+    """A request waits for the standalone GET stream to open (within connect_timeout);
+    its own, shorter timeout still ends that wait on time, before anything is POSTed."""
+
+    async def slow_get(request: FakeRequest, ex: Exchange) -> None:
+        await trio.sleep(20)  # the stream's answer is slow to come
+        await ex.respond(405)
+
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app(on_get=slow_get))
+        transport = StreamableHttp(url=server.url, connect_timeout=30)
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(transport, era="handshake") as client:
+                started = trio.current_time()
+                with pytest.raises(trimcp.RequestTimeoutError):
+                    await client.call_tool("late", timeout=1)
+                assert trio.current_time() - started == pytest.approx(1, abs=0.01)
+        nursery.cancel_scope.cancel()
+    assert server.of("POST", "tools/call") == []
+    assert server.of("POST", "notifications/cancelled") == []

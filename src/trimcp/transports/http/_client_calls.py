@@ -10,7 +10,7 @@ import trio
 
 from trimcp.wire import Message, Notification, RequestId
 
-__all__ = ["Call", "GivenUp", "Started", "cancelled_id", "describe"]
+__all__ = ["Breakable", "Call", "GivenUp", "Started", "cancelled_id", "describe"]
 
 
 @final
@@ -56,7 +56,7 @@ class Started:
     meanwhile counts as sent (the cancellation arrives at the caller's next checkpoint).
     """
 
-    __slots__ = ("_waiter", "abandon", "abandoned", "done", "error")
+    __slots__ = ("_waiter", "abandon", "abandoned", "done", "error", "interrupted")
 
     def __init__(self, abandon: Callable[[], object]) -> None:
         self._waiter: trio.lowlevel.Task | None = None
@@ -64,6 +64,21 @@ class Started:
         self.abandoned = False
         self.done = False
         self.error: BaseException | None = None
+        #: Why the caller stopped waiting for the write (its call's deadline), if so.
+        self.interrupted: BaseException | None = None
+
+    def interrupt(self, error: BaseException) -> bool:
+        """The caller's call timed out while its POST waits to be written (for a pool
+        connection, say): give the POST up, and make :meth:`wait` raise ``error`` once
+        the POST has stopped. A POST written meanwhile counts as sent (``wait`` returns;
+        the caller meets its timeout waiting for the answer). ``False`` when it was
+        written already."""
+        if self.done:
+            return False
+        self.interrupted = error
+        self.abandoned = True
+        self.abandon()
+        return True
 
     def started(self) -> None:
         self._finish(None)
@@ -80,12 +95,13 @@ class Started:
             trio.lowlevel.reschedule(self._waiter)
             self._waiter = None
 
-    async def wait(self) -> None:
-        """Return once written; raise what stopped the POST first."""
+    async def wait(self, task: trio.lowlevel.Task) -> None:
+        """Return once written; raise what stopped the POST first. ``task`` is the one
+        calling (its caller has it at hand)."""
         if self.done:
             await trio.lowlevel.checkpoint()
         else:
-            self._waiter = trio.lowlevel.current_task()
+            self._waiter = task
 
             def abort(_: object) -> trio.lowlevel.Abort:
                 # Keep waiting: the POST stops soon and says how it ended.
@@ -96,8 +112,28 @@ class Started:
             await trio.lowlevel.wait_task_rescheduled(abort)
         if self.error is not None:
             if self.abandoned and isinstance(self.error, GivenUp):
+                if self.interrupted is not None:
+                    raise self.interrupted
                 await trio.lowlevel.checkpoint()  # the caller's own cancellation
             raise self.error
+
+
+@final
+class Breakable:
+    """A wait of ``send`` other than its POST's (the GET stream still opening, a send
+    over HTTP+SSE) that a call's deadline may break: :meth:`interrupt` cancels its
+    scope, and the send raises the error."""
+
+    __slots__ = ("error", "scope")
+
+    def __init__(self) -> None:
+        self.scope = trio.CancelScope()
+        self.error: BaseException | None = None
+
+    def interrupt(self, error: BaseException) -> bool:
+        self.error = error
+        self.scope.cancel()
+        return True
 
 
 def cancelled_id(message: Message) -> RequestId | None:

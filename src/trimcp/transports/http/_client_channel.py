@@ -68,7 +68,7 @@ from trimcp.wire import (
 
 from ._client_answers import ERROR_BODY_LIMIT, Bounce, PostAnswers
 from ._client_auth import HttpAuthSession
-from ._client_calls import Call, GivenUp, Started, cancelled_id, describe
+from ._client_calls import Breakable, Call, GivenUp, Started, cancelled_id, describe
 from ._client_conn import (
     ConnectionPool,
     Headers,
@@ -109,12 +109,15 @@ class HttpClientChannel(PostAnswers):
         self._queue_in, self._queue_out = trio.open_memory_channel[Message](config.max_queued)
         self._nursery: trio.Nursery | None = None
         self._outstanding: dict[RequestId, Call] = {}
+        #: The tasks waiting in ``send``, and what they wait on (see interrupt_send).
+        self._sending: dict[trio.lowlevel.Task, Started | Breakable] = {}
         self._backlog: deque[Message] = deque()
         self._closed = False
         self._listening = False
         self._listen_scope: trio.CancelScope | None = None
-        #: Set once the standalone GET stream is open (or will not be): requests wait
-        #: for it, so that what the server sends on it for them has somewhere to go.
+        #: While the standalone GET stream opens (set, and dropped, once it is open or
+        #: will not be): requests wait for it, so that what the server sends on it for
+        #: them has somewhere to go.
         self._listen_ready: trio.Event | None = None
         #: The session id the server issued, if any.
         self.session_id: str | None = None
@@ -176,12 +179,12 @@ class HttpClientChannel(PostAnswers):
         # (The common request is told apart inline below: legacy.active, _await_listen,
         # cancelled_id and renewal.remember are called only where they can matter.)
         if self.legacy.endpoint is not None or self.config.legacy_sse == "always":
-            await self._send_legacy(message)
+            await self._breakable(self._send_legacy(message))
             return
         call = None
         if message.__class__ is Request:
             if self._listen_ready is not None:
-                await self._await_listen()
+                await self._breakable(self._await_listen())
             if message.method == "initialize":
                 self.renewal.remember(message)
         elif self._opens_listen(message):
@@ -203,7 +206,32 @@ class HttpClientChannel(PostAnswers):
         fresh = Call(stateless=modern_headers(message) is not None)
         status = Started(fresh.scope.cancel)
         self._nursery.start_soon(self._post, message, fresh, status)
-        await status.wait()
+        task = trio.lowlevel.current_task()
+        self._sending[task] = status
+        try:
+            await status.wait(task)
+        finally:
+            del self._sending[task]
+
+    def interrupt_send(self, task: trio.lowlevel.Task, error: BaseException) -> bool:
+        """Make ``task``'s send raise ``error`` if its message is not written yet (see
+        :class:`~trimcp.nursery.MessageChannel`): its POST is given up, or the other
+        wait it is in is broken. ``False`` when it is not waiting in ``send``, or its
+        POST was written already."""
+        waiting = self._sending.get(task)
+        return waiting is not None and waiting.interrupt(error)
+
+    async def _breakable(self, wait: Awaitable[None]) -> None:
+        """Await ``wait`` (part of ``send``) so that :meth:`interrupt_send` can break it."""
+        task = trio.lowlevel.current_task()
+        breakable = self._sending[task] = Breakable()
+        try:
+            with breakable.scope:
+                await wait
+        finally:
+            del self._sending[task]
+        if breakable.error is not None and breakable.scope.cancelled_caught:
+            raise breakable.error  # (not when what it waited for ended first)
 
     async def _send_legacy(self, message: Message) -> None:
         if not self.legacy.active:
@@ -232,8 +260,9 @@ class HttpClientChannel(PostAnswers):
 
     def listen_opened(self) -> None:
         """The standalone GET stream got its answer, or will not be opened."""
-        if self._listen_ready is not None:
-            self._listen_ready.set()
+        ready, self._listen_ready = self._listen_ready, None  # nothing to wait for now
+        if ready is not None:
+            ready.set()
 
     async def receive(self) -> Message:
         try:
