@@ -298,9 +298,14 @@ async def test_at_most_max_connecting_connections_are_opened_at_once(
     assert most[0] == max_connecting
 
 
-async def test_a_call_cancelled_before_its_post_is_written_is_never_sent(
-    clock: trio.testing.MockClock,
+@pytest.mark.parametrize("how", ["cancelled", "timed out"])
+async def test_a_call_given_up_before_its_post_is_written_is_never_sent(
+    clock: trio.testing.MockClock, how: str
 ) -> None:
+    """A call waiting for the pool's only connection, given up by its caller or by its
+    timeout (the session's deadline timer: the channel gives up a POST not yet written),
+    is never POSTed and sends no notifications/cancelled; the call holding the
+    connection is untouched, and a timeout fails on time."""
     async with trio.open_nursery() as nursery:
         server = await start_server(nursery, mcp_app({"tools/call": answer_in_3s}))
         transport = StreamableHttp(url=server.url, listen=False, max_connections=1)
@@ -316,9 +321,16 @@ async def test_a_call_cancelled_before_its_post_is_written_is_never_sent(
 
                 calls.start_soon(first_call)
                 await trio.sleep(1)  # "first" holds the only connection
-                with trio.move_on_after(1) as waited:
-                    await client.call_tool("second")  # waits for a connection, given up
-                assert waited.cancelled_caught
+                if how == "cancelled":
+                    with trio.move_on_after(1) as waited:
+                        await client.call_tool("second")  # waits for a connection
+                    assert waited.cancelled_caught
+                else:
+                    assert client.session._timed_sends  # no cancel scope per call
+                    started = trio.current_time()
+                    with pytest.raises(trimcp.RequestTimeoutError):
+                        await client.call_tool("second", timeout=1)
+                    assert trio.current_time() - started == pytest.approx(1, abs=0.01)
                 assert client.session.pending == 1
         nursery.cancel_scope.cancel()
     assert [r.message["params"]["name"] for r in server.of("POST", "tools/call")] == ["first"]
@@ -384,41 +396,6 @@ async def test_a_pool_keeps_its_connections_when_the_load_ebbs(
         nursery.cancel_scope.cancel()
     assert len(server.of("POST", "tools/call")) == 60
     assert opened == 12
-
-
-async def test_a_call_that_times_out_waiting_for_a_connection_is_never_sent(
-    clock: trio.testing.MockClock,
-) -> None:
-    """The session's deadline timer bounds HTTP calls too (the channel can give up a
-    POST not yet written): a call whose timeout passes while it waits for the pool's
-    only connection fails with RequestTimeoutError on time, its POST is never sent and
-    no notifications/cancelled follows; the call holding the connection is untouched."""
-    async with trio.open_nursery() as nursery:
-        server = await start_server(nursery, mcp_app({"tools/call": answer_in_3s}))
-        transport = StreamableHttp(url=server.url, listen=False, max_connections=1)
-        first: list[trimcp.CallToolResult] = []
-        with trio.fail_after(WAIT):
-            async with (
-                trimcp.open_client(transport, era="handshake") as client,
-                trio.open_nursery() as calls,
-            ):
-                assert client.session._timed_sends  # no cancel scope per call
-
-                async def first_call() -> None:
-                    first.append(await client.call_tool("first"))
-
-                calls.start_soon(first_call)
-                await trio.sleep(0.5)  # "first" holds the only connection
-                started = trio.current_time()
-                with pytest.raises(trimcp.RequestTimeoutError):
-                    await client.call_tool("second", timeout=1)
-                assert trio.current_time() - started == pytest.approx(1, abs=0.01)
-                assert client.session.pending == 1
-        nursery.cancel_scope.cancel()
-    assert [r.message["params"]["name"] for r in server.of("POST", "tools/call")] == ["first"]
-    assert server.of("POST", "notifications/cancelled") == []
-    assert len(first) == 1
-    assert not first[0].is_error
 
 
 async def test_a_call_that_times_out_while_the_get_stream_opens_fails_on_time(
