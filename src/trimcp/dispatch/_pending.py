@@ -188,10 +188,7 @@ class PendingTable:
     def release(self, call: PendingCall) -> None:
         """Forget ``call`` (after it resolved, or when its caller gave up)."""
         if self._calls.pop(call.id, None) is not None:
-            if self._free or not self._room:
-                self._free += 1  # nobody waits for it (the common case, inline)
-            else:
-                self._free_slot()
+            self._free_slot()
 
     def _free_slot(self) -> None:
         if self._free or not self._room:

@@ -263,10 +263,7 @@ class InboundRequests:
                 finally:
                     self._answering -= 1
         finally:
-            if self._free_in_flight or not self._in_flight_room:
-                self._free_in_flight += 1  # (_release_in_flight inline: every request)
-            else:
-                self._in_flight_room.unpark()
+            self._release_in_flight()
             self._forget(request.id, entry)
 
     async def _reply(self, message: Message, *, related: RequestId | None = None) -> None:

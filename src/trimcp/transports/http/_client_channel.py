@@ -253,8 +253,8 @@ class HttpClientChannel(PostAnswers):
         )
 
     async def _await_listen(self) -> None:
-        ready = self._listen_ready
-        if ready is not None and not ready.is_set():
+        ready = self._listen_ready  # dropped once set (listen_opened)
+        if ready is not None:
             with trio.move_on_after(self.config.connect_timeout):
                 await ready.wait()
 
