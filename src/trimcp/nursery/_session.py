@@ -168,6 +168,15 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
         self._send_stack.watch(self._compose)
         self._recv_stack.watch(self._compose)
 
+    def set_prepare(self, prepare: Callable[[Message], Message] | None) -> None:
+        """Replace the hook every outgoing message passes first (``None``: none).
+
+        A client drops its hook once the era is settled to one that needs no stamping:
+        each message then skips a call (two frames) on its way out.
+        """
+        self._prepare = prepare
+        self._compose()
+
     def _compose(self) -> None:
         terminal = self._write
         chain = self._send_stack.compose(terminal, self, self._bound)

@@ -28,7 +28,7 @@ the output can be framed as one NDJSON line as is.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from ._codes import INVALID_REQUEST
@@ -207,20 +207,27 @@ _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), al
 _ASCII_ENCODER: Final = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
-def _c_encoder(ascii: bool) -> Callable[[Any], str]:
+_Chunks = Callable[[Any, int], Iterable[str]]
+
+
+def _chunker(ascii: bool) -> _Chunks:
+    """The encoder's chunk generator (C when CPython has it), called as
+    ``chunks(value, 0)`` and joined by :func:`encode` itself: no Python frame between."""
     c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
     fallback = _ASCII_ENCODER if ascii else _ENCODER
     if c_make_encoder is None:  # pragma: no cover - CPython always has the accelerator
-        return fallback.encode
+        return lambda value, _level: fallback.iterencode(value)
     escape = json.encoder.encode_basestring_ascii if ascii else json.encoder.encode_basestring
-    chunks = c_make_encoder(None, fallback.default, escape, None, ":", ",", False, False, False)
-    return lambda value: "".join(chunks(value, 0))
+    chunks: _Chunks = c_make_encoder(
+        None, fallback.default, escape, None, ":", ",", False, False, False
+    )
+    return chunks
 
 
-_to_json: Final = _c_encoder(ascii=False)
+_json_chunks: Final = _chunker(ascii=False)
 # Lone surrogates (legal as JSON escapes, so they can arrive in decoded params) cannot be UTF-8
 # encoded; this one writes them back as \uXXXX escapes instead.
-_to_ascii_json: Final = _c_encoder(ascii=True)
+_ascii_json_chunks: Final = _chunker(ascii=True)
 
 
 def encode(message: Message | Sequence[Message]) -> bytes:
@@ -241,10 +248,10 @@ def encode(message: Message | Sequence[Message]) -> bytes:
     else:
         raise LocalProtocolError(f"cannot encode {type(message).__name__}: not a wire message")
     try:
-        text = _to_json(value)
+        text = "".join(_json_chunks(value, 0))
     except (TypeError, ValueError, RecursionError) as exc:
         raise LocalProtocolError(f"message is not JSON-serialisable: {exc}") from exc
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return _to_ascii_json(value).encode("ascii")
+        return "".join(_ascii_json_chunks(value, 0)).encode("ascii")

@@ -111,7 +111,7 @@ _Scan = Callable[[str, int], tuple[Any, int]]
 def _make_scanner(pairs_hook: Any, *, guard_ints: bool) -> _Scan:
     """The decoder's scanner (C when CPython has it). Called directly, it spares every
     message ``JSONDecoder.decode`` and ``raw_decode``, two Python frames around it;
-    :func:`_run` does what they add (whitespace around the value, "Extra data")."""
+    :func:`parse_json` does what they add (whitespace around the value, "Extra data")."""
     decoder = json.JSONDecoder(
         object_pairs_hook=pairs_hook,
         parse_constant=_refuse_constant,
@@ -193,26 +193,39 @@ def parse_json(data: bytes | bytearray | memoryview | str, max_depth: int) -> An
         if _too_deep(raw, max_depth):
             raise _parse_error("nesting too deep")
     limit = sys.get_int_max_str_digits()
-    try:
-        return _run(_STRICT if 0 < limit <= _MAX_INT_DIGITS else _STRICT_GUARDED, text)
-    except _Duplicate:
-        pass
-    # Rare path: parse again keeping every member, so that a readable id can still be echoed. The
-    # strict parse stopped at the first duplicate, so the rest of the text may still be malformed.
-    raise DuplicateMembers(_run(_LENIENT_GUARDED, text))
-
-
-def _run(scan: _Scan, text: str) -> Any:
+    scan = _STRICT if 0 < limit <= _MAX_INT_DIGITS else _STRICT_GUARDED
+    # The scan inline, as _lenient makes it: every message passes here.
     try:
         value, end = scan(text, len(text) - len(text.lstrip(_SPACE)))
-    except (json.JSONDecodeError, StopIteration):  # StopIteration: no value at all
-        raise _parse_error("invalid JSON") from None
-    except _NonFinite:
-        raise _parse_error("NaN, Infinity and out-of-range numbers are not allowed") from None
-    except ValueError:  # the int digit limit
-        raise _parse_error("number too long") from None
-    except RecursionError:
-        raise _parse_error("nesting too deep") from None
+    except _Duplicate:
+        # Rare path: parse again keeping every member, so that a readable id can still be
+        # echoed. The strict parse stopped at the first duplicate, so the rest of the text
+        # may still be malformed.
+        raise DuplicateMembers(_lenient(text)) from None
+    except (ValueError, StopIteration, RecursionError) as exc:
+        raise _scan_error(exc) from None
     if end != len(text) and text[end:].strip(_SPACE):
         raise _parse_error("invalid JSON")  # more after the value
     return value
+
+
+def _lenient(text: str) -> Any:
+    """``text`` parsed keeping duplicated members (as :data:`AMBIGUOUS`)."""
+    try:
+        value, end = _LENIENT_GUARDED(text, len(text) - len(text.lstrip(_SPACE)))
+    except (ValueError, StopIteration, RecursionError) as exc:
+        raise _scan_error(exc) from None
+    if end != len(text) and text[end:].strip(_SPACE):
+        raise _parse_error("invalid JSON")  # more after the value
+    return value
+
+
+def _scan_error(exc: ValueError | StopIteration | RecursionError) -> RemoteProtocolError:
+    """The -32700 a scan's failure is reported as."""
+    if isinstance(exc, _NonFinite):
+        return _parse_error("NaN, Infinity and out-of-range numbers are not allowed")
+    if isinstance(exc, RecursionError):
+        return _parse_error("nesting too deep")
+    if isinstance(exc, ValueError) and not isinstance(exc, json.JSONDecodeError):
+        return _parse_error("number too long")  # the int digit limit
+    return _parse_error("invalid JSON")  # StopIteration: no value at all
