@@ -50,6 +50,23 @@ async def test_auto_falls_back_to_initialize_for_a_handshake_only_server() -> No
             assert answer.content[0] == trimcp.TextContent(text="sum=2")
 
 
+@pytest.mark.parametrize(
+    ("era", "versions", "hooked"),
+    [("auto", None, True), ("auto", HANDSHAKE_VERSIONS, False), ("handshake", None, False)],
+)
+async def test_the_send_hook_stays_only_in_the_stateless_era(
+    era: str, versions: tuple[str, ...] | None, hooked: bool
+) -> None:
+    """The handshake era stamps nothing: once it is settled, messages skip the hook
+    (and still reach the server as they were)."""
+    with trio.fail_after(WAIT):
+        async with trimcp.open_client(dual_server(versions).in_memory(), era=era) as client:  # type: ignore[arg-type]
+            assert client.stateless is hooked
+            assert (client.session._prepare is not None) is hooked
+            answer = await client.call_tool("add", {"a": 2, "b": 2})
+            assert answer.content[0] == trimcp.TextContent(text="sum=4")
+
+
 async def test_stateless_only_refuses_a_handshake_only_server() -> None:
     with trio.fail_after(WAIT):
         server = dual_server(HANDSHAKE_VERSIONS)

@@ -127,6 +127,9 @@ class Client(
         )
         self._listeners = listeners if listeners is not None else Listeners()
         self._rounds = InputRounds(session, max_input_rounds, stateless=self.era.stateless)
+        #: What a tools/call or prompts/get is sent with: the session's own request in
+        #: the handshake era, which has no input rounds (one layer less per call).
+        self._round_trip = self._rounds.request if self.era.stateless else session.request
         if self.era.stateless and hasattr(session.channel, "tool_headers"):
             self._rounds.refresh = self.list_all_tools
         #: The roots this client serves (``None``: it declared no ``roots``).
@@ -241,7 +244,7 @@ class Client(
             if arguments is not None:
                 params["arguments"] = arguments
             try:
-                raw = await self._rounds.request(
+                raw = await self._round_trip(
                     "tools/call", params, timeout=timeout, on_progress=on_progress
                 )
             except McpError as exc:
@@ -299,7 +302,7 @@ class Client(
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        return structure(await self._rounds.request("prompts/get", params), GetPromptResult)
+        return structure(await self._round_trip("prompts/get", params), GetPromptResult)
 
     async def complete(
         self,
@@ -491,13 +494,16 @@ async def open_client(
                 state=SessionState(client_info=info, client_capabilities=capabilities),
             ) as session,
         ):
-            await negotiate(
+            if not await negotiate(
                 session,
                 era_state,
                 era,
                 partial(_initialize, session, info, capabilities, protocol_version),
                 timeout=discover_timeout,
-            )
+            ):
+                # The handshake era stamps nothing and has no listen requests: every
+                # message may skip the hook from now on.
+                session.set_prepare(None)
             yield Client._create(
                 session,
                 output_schemas,
