@@ -1,0 +1,94 @@
+"""Property: the HTTP client's connection slots are never lost, never exceeded, and
+passed on in order; a free slot is taken without a scheduler round.
+
+Random scripts start callers that take a slot, some of which give up while they wait
+(cancelled) and some of which hold it for a while before giving it back; at most
+``total`` callers hold one at once, waiting callers get theirs in arrival order, a caller
+cancelled while it waited takes none, and once everyone is done every slot is free
+again.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import trio
+import trio.testing
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trimcp.transports.http._client_conn import ConnectionSlots
+
+EXAMPLES = int(os.environ.get("TRIMCP_PROPERTY_EXAMPLES", "40"))
+
+# (start time, hold time, give up after or None), in whole seconds; callers differ in
+# start time by a hundredth so that arrival order is well defined.
+callers = st.lists(
+    st.tuples(st.integers(0, 5), st.integers(1, 4), st.one_of(st.none(), st.integers(1, 6))),
+    min_size=1,
+    max_size=12,
+)
+
+
+async def _play(total: int, script: list[tuple[int, int, int | None]]) -> None:
+    slots = ConnectionSlots(total)
+    got: list[int] = []
+    held = high = 0
+
+    async def caller(n: int, start: int, hold: int, give_up: int | None) -> None:
+        nonlocal held, high
+        await trio.sleep(start + n / 100)
+        with trio.move_on_after(give_up if give_up is not None else 1e9):
+            await slots.acquire()
+            got.append(n)
+            held += 1
+            high = max(high, held)
+            try:
+                with trio.CancelScope(shield=True):
+                    await trio.sleep(hold)
+            finally:
+                held -= 1
+                slots.release()
+
+    with trio.fail_after(1000):  # a lost slot leaves a caller waiting forever
+        async with trio.open_nursery() as nursery:
+            for n, (start, hold, give_up) in enumerate(script):
+                nursery.start_soon(caller, n, start, hold, give_up)
+    assert high <= total
+    arrivals = sorted(range(len(script)), key=lambda n: script[n][0] + n / 100)
+    assert got == [n for n in arrivals if n in got]
+    assert slots.free == total
+    assert not slots.waited_for
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.integers(1, 3), callers)
+def test_slots_are_kept_and_passed_on_in_order(
+    total: int, script: list[tuple[int, int, int | None]]
+) -> None:
+    trio.run(_play, total, script, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+async def test_a_free_slot_takes_no_scheduler_round_and_a_cancelled_acquire_raises() -> None:
+    slots = ConnectionSlots(1)
+    steps: list[object] = []
+
+    class Steps(trio.abc.Instrument):
+        def before_task_step(self, task: object) -> None:
+            steps.append(task)
+
+    trio.lowlevel.add_instrument(Steps())
+    await slots.acquire()  # no step of any task in between: this task never yielded
+    assert steps == []
+    assert slots.free == 0
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        with pytest.raises(trio.Cancelled):
+            await slots.acquire()
+    slots.release()
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        with pytest.raises(trio.Cancelled):
+            await slots.acquire()  # cancelled even with a slot free
+    assert slots.free == 1
