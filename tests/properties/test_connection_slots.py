@@ -16,22 +16,16 @@ import pytest
 import trio
 import trio.testing
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis.strategies import integers
 
 from trimcp.transports.http._client_conn import ConnectionSlots
 
+from ._slot_scripts import Script, callers, in_arrival_order
+
 EXAMPLES = int(os.environ.get("TRIMCP_PROPERTY_EXAMPLES", "40"))
 
-# (start time, hold time, give up after or None), in whole seconds; callers differ in
-# start time by a hundredth so that arrival order is well defined.
-callers = st.lists(
-    st.tuples(st.integers(0, 5), st.integers(1, 4), st.one_of(st.none(), st.integers(1, 6))),
-    min_size=1,
-    max_size=12,
-)
 
-
-async def _play(total: int, script: list[tuple[int, int, int | None]]) -> None:
+async def _play(total: int, script: Script) -> None:
     slots = ConnectionSlots(total)
     got: list[int] = []
     held = high = 0
@@ -56,17 +50,14 @@ async def _play(total: int, script: list[tuple[int, int, int | None]]) -> None:
             for n, (start, hold, give_up) in enumerate(script):
                 nursery.start_soon(caller, n, start, hold, give_up)
     assert high <= total
-    arrivals = sorted(range(len(script)), key=lambda n: script[n][0] + n / 100)
-    assert got == [n for n in arrivals if n in got]
+    assert in_arrival_order(script, got)
     assert slots.free == total
     assert not slots.waited_for
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(st.integers(1, 3), callers)
-def test_slots_are_kept_and_passed_on_in_order(
-    total: int, script: list[tuple[int, int, int | None]]
-) -> None:
+@given(integers(1, 3), callers)
+def test_slots_are_kept_and_passed_on_in_order(total: int, script: Script) -> None:
     trio.run(_play, total, script, clock=trio.testing.MockClock(autojump_threshold=0))
 
 

@@ -14,22 +14,16 @@ import os
 import trio
 import trio.testing
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis.strategies import integers
 
 from trimcp.dispatch import PendingTable
 
+from ._slot_scripts import Script, callers, in_arrival_order
+
 EXAMPLES = int(os.environ.get("TRIMCP_PROPERTY_EXAMPLES", "40"))
 
-# (start time, hold time, give up after or None), in whole seconds; all callers differ in
-# start time by a half so that arrival order is well defined.
-callers = st.lists(
-    st.tuples(st.integers(0, 5), st.integers(1, 4), st.one_of(st.none(), st.integers(1, 6))),
-    min_size=1,
-    max_size=12,
-)
 
-
-async def _play(max_pending: int, script: list[tuple[int, int, int | None]]) -> None:
+async def _play(max_pending: int, script: Script) -> None:
     table = PendingTable(max_pending=max_pending)
     got: list[int] = []
     high = 0
@@ -53,8 +47,7 @@ async def _play(max_pending: int, script: list[tuple[int, int, int | None]]) -> 
                 nursery.start_soon(caller, n, start, hold, give_up)
     assert high <= max_pending
     # Whoever got a slot got it in arrival order among those who waited for one.
-    arrivals = sorted(range(len(script)), key=lambda n: script[n][0] + n / 100)
-    assert got == [n for n in arrivals if n in got]
+    assert in_arrival_order(script, got)
     assert len(table) == 0
     # Every slot is free again: max_pending callers get theirs without waiting.
     with trio.testing.assert_no_checkpoints():
@@ -65,8 +58,6 @@ async def _play(max_pending: int, script: list[tuple[int, int, int | None]]) -> 
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(st.integers(1, 3), callers)
-def test_slots_are_kept_and_passed_on_in_order(
-    max_pending: int, script: list[tuple[int, int, int | None]]
-) -> None:
+@given(integers(1, 3), callers)
+def test_slots_are_kept_and_passed_on_in_order(max_pending: int, script: Script) -> None:
     trio.run(_play, max_pending, script, clock=trio.testing.MockClock(autojump_threshold=0))
