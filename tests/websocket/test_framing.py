@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from wsproto import ConnectionType
 from wsproto.connection import Connection
-from wsproto.events import Ping, Pong, TextMessage
+from wsproto.events import CloseConnection, Ping, Pong, TextMessage
 
 from trimcp.transports.websocket import WebSocketChannel, WebSocketLimits
 from trimcp.transports.websocket._framing import (
@@ -87,6 +87,20 @@ async def test_text_is_refused_once_the_closing_handshake_began() -> None:
             await messages.send_utf8(b"{}")
         with pytest.raises(trio.ClosedResourceError):
             await messages.send_text("{}")
+        nursery.cancel_scope.cancel()
+
+
+async def test_text_is_refused_once_the_peer_began_the_closing_handshake() -> None:
+    """The peer's close frame, read ahead but not yet taken, already closes the
+    sending side (wsproto's state is no longer open)."""
+    messages, server, stream = in_memory(WebSocketLimits())
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(messages.read_ahead)
+        await messages.send_utf8(b"{}")  # open: this one goes
+        await stream.send_all(server.send(CloseConnection(code=1000)))
+        await trio.testing.wait_all_tasks_blocked()
+        with pytest.raises(trio.ClosedResourceError, match="remote_closing"):
+            await messages.send_utf8(b"{}")
         nursery.cancel_scope.cancel()
 
 

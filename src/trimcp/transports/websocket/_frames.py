@@ -123,6 +123,9 @@ class WsprotoMessages:
         self._pings = 0
         #: A client masks its frames (RFC 6455 section 5.3); a server does not.
         self._keys = MaskingKeys() if ws.client else None
+        #: wsproto's state is OPEN (kept here: it changes only where wsproto sends or
+        #: reads a frame, and every message sent asks it, two Python calls each time).
+        self._open = ws.state is ConnectionState.OPEN
         self._reader = FrameReader(
             masked=not ws.client,
             max_payload=limits.max_message,
@@ -144,6 +147,8 @@ class WsprotoMessages:
             frame = self._ws.send(event)
         except WsLocalProtocolError as exc:  # the connection is closing or closed
             raise trio.ClosedResourceError(str(exc)) from None
+        finally:
+            self._open = self._ws.state is ConnectionState.OPEN
         await self._batcher.submit(frame)
 
     def interrupt_send(self, task: trio.lowlevel.Task, error: BaseException) -> bool:
@@ -171,8 +176,9 @@ class WsprotoMessages:
         frame is written by :func:`._framing.text_frame`, as wsproto would write it."""
         if self._closed:
             raise trio.ClosedResourceError("the WebSocket is closed")
-        self._check_broken()
-        if self._ws.state is not ConnectionState.OPEN:  # wsproto would refuse it too
+        if self._broken:  # (_check_broken inline: every message passes here)
+            raise trio.BrokenResourceError("the WebSocket connection broke")
+        if not self._open:  # wsproto would refuse it too
             raise trio.ClosedResourceError(f"the WebSocket is {self._ws.state.name.lower()}")
         keys = self._keys
         await self._batcher.submit(text_frame(data, keys.next() if keys is not None else None))
@@ -222,13 +228,18 @@ class WsprotoMessages:
             if isinstance(item, str):
                 events.append(item)
             else:
-                self._ws.receive_data(item)
-                events.extend(self._ws.events())
+                try:
+                    self._ws.receive_data(item)
+                    events.extend(self._ws.events())
+                finally:
+                    self._open = self._ws.state is ConnectionState.OPEN
         return events
 
     async def _take(self, events: list[Event | str]) -> None:
         for event in events:
-            if isinstance(event, Ping):
+            if type(event) is str:  # a whole text message: asked first, without the ABC check
+                self._queue(event)
+            elif isinstance(event, Ping):
                 await self._pong(event)
             elif not isinstance(event, Pong):  # a pong: any bytes were liveness already
                 self._queue(event)
