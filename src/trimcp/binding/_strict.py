@@ -162,13 +162,14 @@ class StrictHooks:
         return self._homogeneous(kind, args[0] if args else Any)
 
     def _homogeneous(self, kind: type, elem: Any) -> Hook:
-        finish = _finisher(kind)
+        # A list is kept as built: no finishing call (most sequences are lists).
+        finish = None if kind is list else _finisher(kind)
         if elem in ANY_TYPES:
 
             def structure_any_sequence(value: Any, _: Any) -> Any:
                 if value.__class__ is not list:
                     raise InvalidValue("expected list")
-                return finish(value)
+                return value if finish is None else finish(value)
 
             return structure_any_sequence
         ok = _PRIMITIVE_OK.get(elem) if isinstance(elem, type) else None
@@ -182,7 +183,7 @@ class StrictHooks:
                     if item.__class__ not in ok:
                         break
                 else:
-                    return finish(value)
+                    return value if finish is None else finish(value)
             out = []
             errors: list[Exception] = []
             for i, item in enumerate(value):
@@ -192,7 +193,7 @@ class StrictHooks:
                     errors.append(with_index_note(exc, i, elem))
             if errors:
                 raise IterableValidationError("While structuring a list", errors, kind)
-            return finish(out)
+            return out if finish is None else finish(out)
 
         return structure_sequence
 
@@ -263,8 +264,7 @@ def _integral(value: Any) -> Any:
 
 
 def _finisher(kind: type) -> Callable[[list[Any]], Any]:
-    if kind is list:
-        return lambda items: items
+    """What turns the structured items into ``kind`` (not a list: that one is kept)."""
     if kind is tuple:
         return tuple
     message = "expected unique items"
