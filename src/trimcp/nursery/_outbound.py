@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Final, Unpack, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, Unpack, final
 
 import trio
 
@@ -65,6 +65,14 @@ class _NoScope:
 _NO_SCOPE: Final = _NoScope()
 
 
+class _ChannelSend(Protocol):
+    """A channel's ``send`` (see :class:`~trimcp.nursery.MessageChannel`)."""
+
+    def __call__(
+        self, message: Message, *, related: RequestId | None = None
+    ) -> Awaitable[None]: ...
+
+
 def closed_reason(exc: BaseException) -> str:
     return f"Connection closed: {exc}" if str(exc) else "Connection closed"
 
@@ -79,6 +87,9 @@ class OutboundRequests:
     _send_chain: Terminal
     #: The channel's ``send_nowait`` when nothing stands between it and the session.
     _send_nowait: Callable[[Message], None] | None
+    #: The channel's ``send`` when nothing stands between it and the session (the send
+    #: chain is then ``_write``, one frame more per request).
+    _send_direct: _ChannelSend | None
     _reverse_slots: trio.Semaphore
     #: Progress inboxes of outbound requests made with ``on_progress``, by id.
     _progress: dict[RequestId, ProgressInbox]
@@ -172,7 +183,11 @@ class OutboundRequests:
                             except trio.WouldBlock:
                                 put = None
                         if put is None:
-                            await self._send_chain(request, related)
+                            direct = self._send_direct
+                            if direct is not None:
+                                await direct(request, related=related)
+                            else:
+                                await self._send_chain(request, related)
                     except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                         raise ConnectionClosedError(closed_reason(exc)) from exc
                     sent = True

@@ -186,6 +186,8 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
             chain == terminal and getattr(self.channel, "interrupt_send", None) is not None
         )
         prepare = self._prepare
+        # A request sent with nothing in between calls the channel itself (see _outbound).
+        self._send_direct = self.channel.send if chain == terminal and prepare is None else None
         if prepare is None:
             self._send_chain = chain
         else:

@@ -38,6 +38,7 @@ from trimcp.wire import (
     Message,
     RemoteProtocolError,
     RequestId,
+    encode,
 )
 
 from ._batch import WriteBatcher
@@ -100,7 +101,8 @@ class StreamChannel:
         already failed, or a message that cannot be encoded, raises here."""
         if self._output_failure is not None:  # (_check_output inline: every send)
             raise trio.BrokenResourceError(self._output_failure)
-        return self._batcher.submit(self._connection.send(message))
+        # (Connection.send inline: the message's line.)
+        return self._batcher.submit(encode(message) + b"\n")
 
     def interrupt_send(self, task: trio.lowlevel.Task, error: BaseException) -> bool:
         """Withdraw ``task``'s line if it still waits to be written, and make its send
