@@ -264,6 +264,16 @@ class HttpClientChannel(PostAnswers):
         if ready is not None:
             ready.set()
 
+    def receive_nowait(self) -> Message:
+        """A message already delivered, without a checkpoint (see
+        :class:`~trimcp.nursery.MessageChannel`): the session takes the answers that
+        arrived together in one scheduler step. At the end, :class:`trio.WouldBlock`:
+        :meth:`receive` says how the channel ended."""
+        try:
+            return self._queue_out.receive_nowait()
+        except trio.EndOfChannel:
+            raise trio.WouldBlock from None
+
     async def receive(self) -> Message:
         try:
             return await self._queue_out.receive()
