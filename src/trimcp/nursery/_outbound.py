@@ -98,6 +98,8 @@ class OutboundRequests:
     _ended_locally: bool
     channel: MessageChannel
     _deadlines: CallDeadlines
+    #: The run's clock (``trio.current_time``).
+    _now: Callable[[], float]
     #: Sends that the deadline timer can break: no send middleware, and a channel
     #: with ``interrupt_send`` (see :mod:`._deadlines`).
     _timed_sends: bool
@@ -155,7 +157,7 @@ class OutboundRequests:
                 params["_meta"] = {**params.get("_meta", {}), "progressToken": call.id}
                 inbox = self._progress[call.id] = ProgressInbox(self.limits.max_queued_callbacks)
             wait = self.limits.request_timeout if timeout is None else timeout
-            now = trio.current_time()
+            now = self._now()
             call.restart = wait
             call.hard_deadline = now + max(wait, self.limits.max_request_timeout)
             request = make_request(call.id, method, params)

@@ -148,6 +148,9 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
         #: Progress inboxes of outbound requests made with ``on_progress``, by id.
         self._progress: dict[RequestId, ProgressInbox] = {}
         self._deadlines = CallDeadlines(nursery.start_soon, self._expire)
+        #: ``trio.current_time`` without the two frames of Trio's public wrapper (every
+        #: request reads it): the run's clock, which a session never outlives.
+        self._now = trio.lowlevel.current_clock().current_time
         self._timed_sends = False
         self._send_nowait: Callable[[Message], None] | None = None
         self._callbacks = CallbackQueues(self, limits.max_queued_callbacks)
