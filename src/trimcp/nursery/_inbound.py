@@ -70,6 +70,8 @@ class InFlight:
         self.cancellable = cancellable
         self.ctx: HandlerContext | None = None
         #: Set when the request was cancelled on purpose (peer, session end): no response.
+        #: Every cancellation of a request still queued sets it first, so the admitter
+        #: asks it instead of ``scope.cancel_called`` (a property that reads the clock).
         self.peer_cancelled = False
         #: Who cancelled it first: ``"peer"`` or ``"session_ended"`` (``None``: nobody).
         self.cause: str | None = None
@@ -154,14 +156,14 @@ class InboundRequests:
             while True:
                 entry = item[2]
                 started = False
-                if not entry.scope.cancel_called:
+                if not entry.peer_cancelled:
                     if self._free_in_flight:
                         self._free_in_flight -= 1
                         started = True
                     else:
                         await self._in_flight_room.park()  # woken holding a freed slot
                         # Cancelled while it waited for the slot: the slot goes back.
-                        started = not entry.scope.cancel_called
+                        started = not entry.peer_cancelled
                         if not started:
                             self._release_in_flight()
                     if started:
