@@ -420,3 +420,34 @@ async def test_a_call_that_times_out_while_the_get_stream_opens_fails_on_time(
         nursery.cancel_scope.cancel()
     assert server.of("POST", "tools/call") == []
     assert server.of("POST", "notifications/cancelled") == []
+
+
+async def test_a_post_that_cannot_be_written_fails_its_call(
+    clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request's caller does not wait for its POST to be written (it waits for the
+    answer): a POST that fails before its bytes go out fails exactly that call, at
+    once, and the calls after it go through."""
+    original = _client_conn.HttpConnection.send_request
+    refused = itertools.count()
+
+    async def send_request(self: _client_conn.HttpConnection, *args: object) -> None:
+        method, origin, headers, body = args
+        if b'"broken"' in (body or b"") and next(refused) == 0:
+            raise ValueError("cannot send this HTTP request: refused by the test")
+        await original(self, method, origin, headers, body)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_client_conn.HttpConnection, "send_request", send_request)
+    async with trio.open_nursery() as nursery:
+        server = await start_server(nursery, mcp_app())
+        transport = StreamableHttp(url=server.url, listen=False)
+        with trio.fail_after(WAIT):
+            async with trimcp.open_client(transport, era="handshake") as client:
+                started = trio.current_time()
+                with pytest.raises(trimcp.ConnectionClosedError, match="could not be sent"):
+                    await client.call_tool("broken")
+                assert trio.current_time() == started  # failed at once, not timed out
+                assert client.session.pending == 0
+                assert not (await client.call_tool("broken")).is_error
+        nursery.cancel_scope.cancel()
+    assert [r.message["params"]["name"] for r in server.of("POST", "tools/call")] == ["broken"]

@@ -20,7 +20,7 @@ class Call:
     ``session`` is the session id it was last sent with (``None`` once it got a 404).
     """
 
-    __slots__ = ("carried", "scope", "session", "stateless")
+    __slots__ = ("carried", "scope", "session", "stateless", "written")
 
     def __init__(self, stateless: bool = False) -> None:
         self.scope = trio.CancelScope()
@@ -29,6 +29,8 @@ class Call:
         self.stateless = stateless
         #: Its stream carried a request of the server's (sampling, elicitation ...).
         self.carried = False
+        #: Its POST was written (the server may have the request).
+        self.written = False
 
     def give_up(self, linger: float) -> None:
         """Stop reading the answer: at once, or within ``linger`` seconds when the stream
@@ -46,7 +48,7 @@ class GivenUp(trio.ClosedResourceError):
 
 @final
 class Started:
-    """Tells ``send`` that its POST was written, or why it could not be.
+    """Tells ``send`` that its POST was written (and the call), or why it could not be.
 
     What ``nursery.start`` does, without the temporary nursery it makes per POST (a
     cancel scope and its sets, ~4 KiB: most of a burst's peak memory, kept alive by
@@ -56,11 +58,24 @@ class Started:
     meanwhile counts as sent (the cancellation arrives at the caller's next checkpoint).
     """
 
-    __slots__ = ("_waiter", "abandon", "abandoned", "done", "error", "interrupted")
+    __slots__ = (
+        "_waiter",
+        "abandon",
+        "abandoned",
+        "call",
+        "detached",
+        "done",
+        "error",
+        "interrupted",
+    )
 
-    def __init__(self, abandon: Callable[[], object]) -> None:
+    def __init__(self, call: Call, *, detached: bool = False) -> None:
         self._waiter: trio.lowlevel.Task | None = None
-        self.abandon = abandon
+        self.call = call
+        self.abandon: Callable[[], object] = call.scope.cancel
+        #: Nobody waits (``send_nowait``): a POST that fails before it is written
+        #: fails its call instead.
+        self.detached = detached
         self.abandoned = False
         self.done = False
         self.error: BaseException | None = None
@@ -81,6 +96,7 @@ class Started:
         return True
 
     def started(self) -> None:
+        self.call.written = True
         self._finish(None)
 
     def failed(self, error: BaseException) -> None:

@@ -4,7 +4,11 @@ Theory of operation
 -------------------
 ``send(message)`` POSTs the message as a task of the channel's nursery and returns once
 the request is written (``nursery.start``), so a caller that gives up can still send
-``notifications/cancelled``. The task then reads the answer:
+``notifications/cancelled``. A plain request goes through ``send_nowait`` instead: its
+caller goes straight to waiting for the answer (one scheduler step less per call), a
+failure to write it fails the call, and a ``notifications/cancelled`` for it while it is
+not written yet only stops its POST (the server never saw it). The task then reads the
+answer:
 
 * ``202``: nothing to read. A 2xx for a notification or response is simply accepted.
 * ``200 application/json``: the message(s) in the body go to ``receive()``.
@@ -197,21 +201,54 @@ class HttpClientChannel(PostAnswers):
                 call.scope.cancel()
                 return
         if call is not None:
+            if not call.written:
+                call.scope.cancel()  # never written: the server has nothing to cancel
+                return
             # Stop reading the cancelled request's answer first: its connection goes
             # back to the pool for this notification. With every connection held by
             # requests being given up (a cancelled batch of parked calls), the
             # notifications would otherwise wait for connections that free up only
             # after them, until the bounded cancel send gives up.
             call.give_up(self.config.stream_linger)
-        fresh = Call(stateless=modern_headers(message) is not None)
-        status = Started(fresh.scope.cancel)
-        self._nursery.start_soon(self._post, message, fresh, status)
+        status = self._start_post(message)
         task = trio.lowlevel.current_task()
         self._sending[task] = status
         try:
             await status.wait(task)
         finally:
             del self._sending[task]
+
+    def send_nowait(self, message: Message) -> None:
+        """Start the POST of a plain request without waiting for it to be written (see
+        :class:`~trimcp.nursery.MessageChannel`): its caller goes straight to waiting
+        for the answer. Until it is written, a ``notifications/cancelled`` for it only
+        stops it, and a failure to write it fails the call. What needs ``send``'s waits
+        or ordering (``initialize``, a GET stream opening, header hooks, authorization,
+        HTTP+SSE) raises :class:`trio.WouldBlock`, and so does any other message."""
+        if self._closed:
+            raise trio.ClosedResourceError("the HTTP channel is closed")
+        if self.failure is not None:
+            raise trio.BrokenResourceError(self.failure)
+        if (
+            message.__class__ is not Request
+            or message.method == "initialize"
+            or self._listen_ready is not None
+            or self.hooked
+            or self.legacy.endpoint is not None
+            or self.config.legacy_sse == "always"
+        ):
+            raise trio.WouldBlock
+        self._start_post(message, detached=True)
+
+    def _start_post(self, message: Message, *, detached: bool = False) -> Started:
+        """Start ``message``'s POST task; a request is outstanding from now on."""
+        assert self._nursery is not None
+        fresh = Call(stateless=modern_headers(message) is not None)
+        if message.__class__ is Request:
+            self._outstanding[message.id] = fresh
+        status = Started(fresh, detached=detached)
+        self._nursery.start_soon(self._post, message, fresh, status)
+        return status
 
     def interrupt_send(self, task: trio.lowlevel.Task, error: BaseException) -> bool:
         """Make ``task``'s send raise ``error`` if its message is not written yet (see
@@ -400,8 +437,6 @@ class HttpClientChannel(PostAnswers):
         """POST ``message``; ``status`` hears once it is written (or why not); then
         read (and resume) its answer."""
         request_id = message.id if isinstance(message, Request) else None
-        if request_id is not None:
-            self._outstanding[request_id] = call
         try:
             with call.scope:
                 await self._exchange(message, status, call)
@@ -410,6 +445,9 @@ class HttpClientChannel(PostAnswers):
         except Exception as exc:
             if not status.done:
                 status.failed(exc)
+                if status.detached and request_id is not None:
+                    why = f"the request could not be sent: {exc}"
+                    await self.fail(request_id, connection_closed_error(why))
                 return
             if not isinstance(exc, trio.ClosedResourceError | trio.BrokenResourceError):
                 logger.exception("reading the answer to a POST failed")
