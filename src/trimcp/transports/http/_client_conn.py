@@ -18,7 +18,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import ssl
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import final
 from urllib.parse import urlsplit
@@ -152,12 +152,12 @@ class HttpConnection:
         self.idle_since = 0.0
         self._got_bytes = False
 
-    def next_cycle(self) -> None:
-        """Ready the connection for its next exchange (it goes idle now)."""
+    def next_cycle(self, now: float) -> None:
+        """Ready the connection for its next exchange (it goes idle at ``now``)."""
         self.h11.start_next_cycle()
         self.reused = False
         self._got_bytes = False
-        self.idle_since = trio.current_time()
+        self.idle_since = now
 
     @property
     def reusable(self) -> bool:
@@ -319,6 +319,10 @@ class ConnectionPool:
         self._max_header_size = max_header_size
         self._idle: list[HttpConnection] = []
         self._heads = RequestHeads()
+        try:  # the run's clock, without the two frames around it in trio.current_time
+            self._now: Callable[[], float] = trio.lowlevel.current_clock().current_time
+        except RuntimeError:  # made outside a run: each reading asks the run's clock
+            self._now = trio.current_time
         self._max_connecting = max_connecting
         self._connecting = 0
         #: Checkouts waiting for a connection given back or an opening slot ...
@@ -360,7 +364,7 @@ class ConnectionPool:
 
     async def _take(self, fresh: bool) -> HttpConnection:
         while True:
-            now = trio.current_time()
+            now = self._now()
             while self._idle and not fresh:
                 conn = self._idle.pop()
                 if now - conn.idle_since <= self._idle_timeout:
@@ -419,7 +423,7 @@ class ConnectionPool:
         # an accept per call under load, where a pool of 32 served 100 callers).
         busy = self._slots.waited_for
         if conn.reusable and not self._closed and (busy or len(self._idle) < self._max_idle):
-            conn.next_cycle()
+            conn.next_cycle(self._now())
             self._idle.append(conn)
             self._waiting.unpark()
             return
