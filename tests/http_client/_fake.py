@@ -22,6 +22,8 @@ import attrs
 import h11
 import trio
 
+from trimcp.transports.http import HttpClientChannel, StreamableHttp
+from trimcp.transports.http._client_conn import ConnectionPool, parse_url
 from trimcp.wire import encode_sse
 
 INIT_RESULT = {
@@ -240,3 +242,20 @@ def mcp_app(
             await ex.json(result(request, {}))
 
     return app
+
+
+def unconnected_channel(url: str) -> HttpClientChannel:
+    """A client channel to ``url`` that has not connected (nothing listens there): for
+    what the channel does without a server."""
+    transport = StreamableHttp(url=url)
+    pool = ConnectionPool(
+        parse_url(transport.url),
+        ssl_context=None,
+        max_connections=1,
+        max_idle=1,
+        max_connecting=1,
+        idle_timeout=1,
+        connect_timeout=1,
+        max_header_size=1024,
+    )
+    return HttpClientChannel(transport, pool)

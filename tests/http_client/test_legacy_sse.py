@@ -16,11 +16,10 @@ from hypothesis import strategies as st
 
 import trimcp
 from trimcp.nursery import HandlerContext
-from trimcp.transports.http import HttpClientChannel, StreamableHttp
-from trimcp.transports.http._client_conn import ConnectionPool, parse_url
+from trimcp.transports.http import StreamableHttp
 from trimcp.transports.http._client_legacy import LegacySse, LegacySseError
 
-from ._fake import INIT_RESULT, Exchange, FakeRequest, start_server
+from ._fake import INIT_RESULT, Exchange, FakeRequest, start_server, unconnected_channel
 from .test_trimcp_server import build
 
 WAIT = 20
@@ -193,18 +192,7 @@ def test_a_bad_mode_is_refused() -> None:
 def test_an_endpoint_resolves_to_the_own_origin_or_is_refused(data: str) -> None:
     """Whatever the ``endpoint`` event says, messages go to the URL's own scheme, host
     and port, or nowhere."""
-    transport = StreamableHttp(url="http://127.0.0.1:8000/sse")
-    pool = ConnectionPool(
-        parse_url(transport.url),
-        ssl_context=None,
-        max_connections=1,
-        max_idle=1,
-        max_connecting=1,
-        idle_timeout=1,
-        connect_timeout=1,
-        max_header_size=1024,
-    )
-    legacy = LegacySse(HttpClientChannel(transport, pool))
+    legacy = LegacySse(unconnected_channel("http://127.0.0.1:8000/sse"))
     try:
         origin = legacy._resolve(data)
     except LegacySseError:

@@ -6,24 +6,14 @@ from __future__ import annotations
 import pytest
 import trio
 
-from trimcp.transports.http import HttpClientChannel, StreamableHttp
-from trimcp.transports.http._client_conn import ConnectionPool, parse_url
+from trimcp.transports.http import HttpClientChannel
 from trimcp.wire import Notification, Response
+
+from ._fake import unconnected_channel
 
 
 def _channel() -> HttpClientChannel:
-    transport = StreamableHttp(url="http://127.0.0.1:8000/mcp")
-    pool = ConnectionPool(
-        parse_url(transport.url),
-        ssl_context=None,
-        max_connections=1,
-        max_idle=1,
-        max_connecting=1,
-        idle_timeout=1,
-        connect_timeout=1,
-        max_header_size=1024,
-    )
-    return HttpClientChannel(transport, pool)
+    return unconnected_channel("http://127.0.0.1:8000/mcp")
 
 
 async def test_what_was_delivered_is_taken_in_order_without_a_checkpoint() -> None:
