@@ -64,12 +64,14 @@ class WebSocketChannel:
         #: takes a ``str`` and encodes it again).
         self._send_utf8: Callable[[bytes], Awaitable[None]] | None = getattr(io, "send_utf8", None)
 
-    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+    def send(self, message: Message, *, related: RequestId | None = None) -> Awaitable[None]:
+        """Encode ``message`` now and hand back the awaitable that writes it: a plain
+        function, so a sender waiting for its frame to be written holds no frame of this
+        layer. A message that cannot be encoded raises here."""
         send_utf8 = self._send_utf8
         if send_utf8 is not None:
-            await send_utf8(encode(message))
-        else:
-            await self._io.send_text(encode(message).decode("utf-8"))
+            return send_utf8(encode(message))
+        return self._io.send_text(encode(message).decode("utf-8"))
 
     def receive_nowait(self) -> Message:
         """A message already read, without a checkpoint (see
