@@ -25,6 +25,7 @@ from ._registry import NotificationHandler as NotificationHandler
 from ._registry import Registry as Registry
 from ._registry import RequestHandler as RequestHandler
 from ._registry import RequestRoute as RequestRoute
+from ._slots import Slots as Slots
 from ._url_elicitation import MAX_REQUIRED_ELICITATIONS as MAX_REQUIRED_ELICITATIONS
 from ._url_elicitation import UrlElicitationRequiredError as UrlElicitationRequiredError
 
@@ -47,6 +48,7 @@ __all__ = [
     "RequestHandler",
     "RequestRoute",
     "SessionMiddleware",
+    "Slots",
     "Terminal",
     "UrlElicitationRequiredError",
     "connection_closed_error",

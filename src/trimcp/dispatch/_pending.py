@@ -19,6 +19,7 @@ import trio
 from trimcp.wire import ErrorResponse, RequestId, Response
 
 from ._errors import McpError
+from ._slots import Slots
 
 __all__ = ["DEFAULT_MAX_PENDING", "PendingCall", "PendingTable", "ProgressCallback"]
 
@@ -145,12 +146,9 @@ class PendingTable:
     def __init__(self, *, max_pending: int = DEFAULT_MAX_PENDING, first_id: int = 0) -> None:
         self._calls: dict[RequestId, PendingCall] = {}
         self._next_id = first_id
-        #: Free slots. A slot freed while callers wait passes straight to the first of
-        #: them, so callers wait only while this is 0. (A counter rather than a
-        #: trio.Semaphore: its acquire and release were Python calls on every request.)
-        self._free = max_pending
-        #: Callers waiting for a slot, in arrival order.
-        self._room = trio.lowlevel.ParkingLot()
+        #: At most ``max_pending`` calls; a slot freed while callers wait passes
+        #: straight to the first of them (see :mod:`._slots`).
+        self._slots = Slots(max_pending)
         self._closed: McpError | None = None
         #: Answers that matched no waiter (unknown, duplicate or late): dropped, counted.
         self.dropped = 0
@@ -173,12 +171,13 @@ class PendingTable:
         if closed is not None:
             raise _own_copy(closed)
         # No checkpoint when a slot is free: the caller's send that follows is one.
-        if self._free:
-            self._free -= 1
+        slots = self._slots
+        if slots.free:  # (take_nowait inline: every request passes here)
+            slots.free -= 1
         else:
-            await self._room.park()  # woken holding the slot its waker freed
+            await slots.wait()  # woken holding the slot its waker freed
         if self._closed is not None:
-            self._free_slot()
+            slots.release()
             raise _own_copy(self._closed)
         call = PendingCall(self._next_id, method, on_progress)
         self._next_id += 1
@@ -188,13 +187,7 @@ class PendingTable:
     def release(self, call: PendingCall) -> None:
         """Forget ``call`` (after it resolved, or when its caller gave up)."""
         if self._calls.pop(call.id, None) is not None:
-            self._free_slot()
-
-    def _free_slot(self) -> None:
-        if self._free or not self._room:
-            self._free += 1
-        else:
-            self._room.unpark()  # the slot passes to the caller waiting longest
+            self._slots.release()
 
     def resolve(self, message: Response | ErrorResponse) -> bool:
         """Deliver an answer. Returns ``False`` (and counts it) when nobody waits for it."""

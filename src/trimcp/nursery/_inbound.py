@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 import trio
 
 from trimcp.binding import structure, unstructure
-from trimcp.dispatch import RequestRoute, error_for_exception
+from trimcp.dispatch import RequestRoute, Slots, error_for_exception
 from trimcp.wire import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -92,11 +92,8 @@ class InboundRequests:
     #: The channel's ``send_nowait`` when nothing stands between it and the session.
     _send_nowait: Callable[[Message], None] | None
     _in_flight: dict[RequestId, InFlight]
-    #: Free in-flight slots (``max_in_flight`` at first), and the admitter while it
-    #: waits for one. A counter rather than a trio.Semaphore: its acquire and release
-    #: were Python calls on every request.
-    _free_in_flight: int
-    _in_flight_room: trio.lowlevel.ParkingLot
+    #: The ``max_in_flight`` slots, the admitter waiting for one while none is free.
+    _in_flight_slots: Slots
     _running: int
     _answering: int
     _admission_send: trio.MemorySendChannel[tuple[Request, RequestRoute, InFlight]]
@@ -157,15 +154,16 @@ class InboundRequests:
                 entry = item[2]
                 started = False
                 if not entry.peer_cancelled:
-                    if self._free_in_flight:
-                        self._free_in_flight -= 1
+                    slots = self._in_flight_slots
+                    if slots.free:  # (take_nowait inline: every request passes here)
+                        slots.free -= 1
                         started = True
                     else:
-                        await self._in_flight_room.park()  # woken holding a freed slot
+                        await slots.wait()  # woken holding a freed slot
                         # Cancelled while it waited for the slot: the slot goes back.
                         started = not entry.peer_cancelled
                         if not started:
-                            self._release_in_flight()
+                            slots.release()
                     if started:
                         self._running += 1
                         self._nursery.start_soon(self._run_request, *item)
@@ -177,14 +175,6 @@ class InboundRequests:
                     item = queue.receive_nowait()
                 except (trio.WouldBlock, trio.EndOfChannel):
                     break
-
-    def _release_in_flight(self) -> None:
-        """Give an in-flight slot back: to the admitter if it waits for one, else to
-        the count of free slots."""
-        if self._free_in_flight or not self._in_flight_room:
-            self._free_in_flight += 1
-        else:
-            self._in_flight_room.unpark()
 
     def _forget(self, request_id: RequestId, entry: InFlight) -> None:
         """Remove a request that ended; release a barrier waiting on it."""
@@ -265,7 +255,7 @@ class InboundRequests:
                 finally:
                     self._answering -= 1
         finally:
-            self._release_in_flight()
+            self._in_flight_slots.release()
             self._forget(request.id, entry)
 
     async def _reply(self, message: Message, *, related: RequestId | None = None) -> None:

@@ -61,6 +61,7 @@ from trimcp.dispatch import (
     PendingTable,
     Registry,
     RequestRoute,
+    Slots,
 )
 from trimcp.wire import (
     ErrorResponse,
@@ -128,8 +129,7 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
         self._nursery = nursery
         self._pending = PendingTable(max_pending=limits.max_pending, first_id=first_request_id)
         self._in_flight: dict[RequestId, InFlight] = {}
-        self._free_in_flight = limits.max_in_flight
-        self._in_flight_room = trio.lowlevel.ParkingLot()
+        self._in_flight_slots = Slots(limits.max_in_flight)
         self._running = 0
         #: Answers of finished handlers still being sent (see :mod:`._drain`).
         self._answering = 0

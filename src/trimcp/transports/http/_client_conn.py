@@ -27,6 +27,8 @@ import attrs
 import h11
 import trio
 
+from trimcp.dispatch import Slots
+
 from .._direct import read_now, receive, send
 from .._readable import wait_for_bytes
 from ._client_heads import END_OF_MESSAGE, RequestHeads
@@ -251,40 +253,6 @@ class HttpConnection:
 
 
 @final
-class ConnectionSlots:
-    """At most ``total`` exchanges at once: :class:`trio.Semaphore` without the
-    scheduler round its ``acquire`` takes when a slot is free.
-
-    That round is a task step per call on the POST path, which has checkpoints of its
-    own (the sender waits for the write); a cancelled acquire still raises at once. A
-    slot given back while others wait goes straight to the first of them (FIFO), as
-    with Trio's semaphore, so a waiter never loses its turn to a newcomer.
-    """
-
-    __slots__ = ("_lot", "free")
-
-    def __init__(self, total: int) -> None:
-        self.free = total
-        self._lot = trio.lowlevel.ParkingLot()
-
-    async def acquire(self) -> None:
-        await trio.lowlevel.checkpoint_if_cancelled()
-        if self.free > 0:
-            self.free -= 1
-            return
-        await self._lot.park()  # woken by release, which handed its slot over
-
-    def release(self) -> None:
-        if not self._lot.unpark():
-            self.free += 1
-
-    @property
-    def waited_for(self) -> bool:
-        """Whether acquires wait for a slot."""
-        return bool(self._lot)
-
-
-@final
 class ConnectionPool:
     """At most ``max_connections`` live connections to one origin; ``max_idle`` kept alive
     (more while checkouts wait: a connection given back then is kept for them).
@@ -312,7 +280,9 @@ class ConnectionPool:
     ) -> None:
         self.origin = origin
         self._ssl = ssl_context
-        self._slots = ConnectionSlots(max_connections)
+        #: At most ``max_connections`` exchanges at once (``trimcp.dispatch.Slots``: no
+        #: scheduler round when one is free, handed on in arrival order).
+        self._slots = Slots(max_connections)
         self._max_idle = max_idle
         self._idle_timeout = idle_timeout
         self._connect_timeout = connect_timeout
@@ -421,7 +391,7 @@ class ConnectionPool:
         # Kept beyond max_idle while checkouts wait for a connection: one of them takes
         # it next. Closing it would make that one open a new connection (a connect and
         # an accept per call under load, where a pool of 32 served 100 callers).
-        busy = self._slots.waited_for
+        busy = self._slots.waiting
         if conn.reusable and not self._closed and (busy or len(self._idle) < self._max_idle):
             conn.next_cycle(self._now())
             self._idle.append(conn)

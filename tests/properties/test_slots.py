@@ -1,5 +1,6 @@
-"""Property: the HTTP client's connection slots are never lost, never exceeded, and
-passed on in order; a free slot is taken without a scheduler round.
+"""Property: slots (the HTTP client's connections, the pending table's calls, the
+in-flight requests) are never lost, never exceeded, and passed on in order; a free
+slot is taken without a scheduler round.
 
 Random scripts start callers that take a slot, some of which give up while they wait
 (cancelled) and some of which hold it for a while before giving it back; at most
@@ -18,7 +19,7 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis.strategies import integers
 
-from trimcp.transports.http._client_conn import ConnectionSlots
+from trimcp.dispatch import Slots
 
 from ._slot_scripts import Script, callers, in_arrival_order
 
@@ -26,7 +27,7 @@ EXAMPLES = int(os.environ.get("TRIMCP_PROPERTY_EXAMPLES", "40"))
 
 
 async def _play(total: int, script: Script) -> None:
-    slots = ConnectionSlots(total)
+    slots = Slots(total)
     got: list[int] = []
     held = high = 0
 
@@ -52,7 +53,7 @@ async def _play(total: int, script: Script) -> None:
     assert high <= total
     assert in_arrival_order(script, got)
     assert slots.free == total
-    assert not slots.waited_for
+    assert not slots.waiting
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
@@ -62,7 +63,7 @@ def test_slots_are_kept_and_passed_on_in_order(total: int, script: Script) -> No
 
 
 async def test_a_free_slot_takes_no_scheduler_round_and_a_cancelled_acquire_raises() -> None:
-    slots = ConnectionSlots(1)
+    slots = Slots(1)
     steps: list[object] = []
 
     class Steps(trio.abc.Instrument):
