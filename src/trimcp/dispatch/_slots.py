@@ -28,10 +28,10 @@ __all__ = ["Slots"]
 class Slots:
     """At most ``total`` holders (see the module doc).
 
-    ``free`` is the number of slots free now. A hot path may take one inline with
-    ``if slots.free: slots.free -= 1`` (what :meth:`take_nowait` does, a call fewer)
-    and otherwise ``await slots.wait()``; every slot taken is given back once with
-    :meth:`release`.
+    A holder takes a slot with :meth:`take_nowait` (no checkpoint: the caller has its
+    own) or, when none is free, ``await slots.wait()``; ``free`` is the number of
+    slots free now, and a hot path may take one inline (``if slots.free: slots.free
+    -= 1``, a call fewer). Every slot taken is given back once with :meth:`release`.
     """
 
     __slots__ = ("_lot", "free")
@@ -51,15 +51,6 @@ class Slots:
         """Wait for a slot; return holding it. A plain function handing back the lot's
         wait: a waiter keeps no frame of this class."""
         return self._lot.park()
-
-    async def acquire(self) -> None:
-        """Take a slot, waiting for one while there is none: a cancellation point, and
-        a scheduler round only when it waits."""
-        await trio.lowlevel.checkpoint_if_cancelled()
-        if self.free:
-            self.free -= 1
-        else:
-            await self._lot.park()
 
     def release(self) -> None:
         """Give a slot back: to the holder waiting longest, else to the free count."""

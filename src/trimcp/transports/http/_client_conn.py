@@ -367,7 +367,10 @@ class ConnectionPool:
         one :meth:`release` of the connection it returned, whatever happens."""
         if self._closed:
             raise trio.ClosedResourceError("the HTTP client is closed")
-        await self._slots.acquire()
+        # A cancellation point; a scheduler round only when no slot is free.
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if not self._slots.take_nowait():
+            await self._slots.wait()  # woken holding the slot its giver freed
         try:
             if not self._idle:
                 # A scheduler round first: an exchange that has just ended (a
