@@ -5,6 +5,10 @@
   or a bare h11 server driven by the raw h11 client (http), or a bare wsproto server
   driven by the raw WebSocket client (websocket, :mod:`._ws`; text frames with
   trimcp's framing helpers, every other frame with wsproto).
+* ``floor-hypercorn``: the same raw h11 client against the floor's ASGI app under
+  hypercorn's Trio worker (:mod:`._floor_http`), configured as trimcp's hypercorn
+  server is: ``trimcp-hypercorn`` against it is trimcp's own cost under hypercorn, it
+  against ``floor`` hypercorn's.
 * ``raw-trimcp`` / ``raw-sdk``: the raw clients against trimcp's or the SDK's server
   (stdio: NDJSON; http: h11; websocket: wsproto, trimcp only: the SDK has no WebSocket
   server), so their ratio compares the servers alone.
@@ -36,7 +40,7 @@ from ._process import PeerCpu, ServerProcess, http_server, serve_command
 from ._runtimes import trio_runtime
 from ._ws import connect_websocket
 
-__all__ = ["EXTERNAL", "FLOOR", "FLOOR_OBJECTS", "RAW_SDK", "RAW_TRIMCP"]
+__all__ = ["EXTERNAL", "FLOOR", "FLOOR_HYPERCORN", "FLOOR_OBJECTS", "RAW_SDK", "RAW_TRIMCP"]
 
 
 class MemoryDriver:
@@ -217,6 +221,16 @@ FLOOR_OBJECTS = Implementation(
     runtime=trio_runtime(),
     drivers={"memory": lambda: MemoryDriver(OBJECTS)},
     versions={**_VERSIONS, "codec": OBJECTS.name},
+)
+
+
+FLOOR_HYPERCORN = Implementation(
+    name="floor-hypercorn",
+    description="the floor's ASGI app under hypercorn's Trio worker (trimcp-hypercorn's "
+    "configuration), driven by the floor's raw h11 client: hypercorn's own cost",
+    runtime=trio_runtime(),
+    drivers={"http": lambda: HttpDriver("floor-hypercorn")},
+    versions={**_VERSIONS, "hypercorn": version("hypercorn")},
 )
 
 
