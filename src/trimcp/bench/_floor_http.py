@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import h11
@@ -86,6 +87,20 @@ def _session_refusal(headers: Iterable[tuple[bytes, bytes]]) -> Answer | None:
         if name == b"mcp-session-id":
             return None if value == SESSION else _UNKNOWN_SESSION
     return _NO_SESSION
+
+
+_NAME = itemgetter(1)
+_VALUE = itemgetter(2)
+
+
+def _h11_pairs(headers: Iterable[tuple[bytes, bytes]]) -> Iterable[tuple[bytes, bytes]]:
+    """The lower-case pairs of h11's ``headers`` without a Python call per header, as
+    trimcp's h11 engine reads them: h11 keeps ``(raw name, name, value)`` triples, and
+    iterating its ``Headers`` runs the ``Sequence`` mixin's generator instead."""
+    full: Any = getattr(headers, "_full_items", None)
+    if type(full) is list:
+        return zip(map(_NAME, full), map(_VALUE, full), strict=True)
+    return headers
 
 
 async def answer_post(
@@ -148,12 +163,13 @@ async def _connection(server: FloorServer, stream: Any) -> None:
                 request = event
             elif isinstance(event, h11.EndOfMessage):
                 assert request is not None
-                answer = await answer_post(server, request.method, b"".join(body), request.headers)
+                headers = _h11_pairs(request.headers)
+                answer = await answer_post(server, request.method, b"".join(body), headers)
                 body = []
                 if answer is None:
                     return
-                status, headers, content = answer
-                head = conn.send(h11.Response(status_code=status, headers=headers)) or b""
+                status, fields, content = answer
+                head = conn.send(h11.Response(status_code=status, headers=fields)) or b""
                 if content:
                     content = conn.send(h11.Data(data=content)) or b""
                 await stream.send_all(head + content + (conn.send(h11.EndOfMessage()) or b""))
