@@ -2,9 +2,9 @@
 
 :func:`answer_post` is everything the floor does with one request, whichever engine
 carries it, and what any MCP server must do per POST: the method must be ``POST``
-(else 405), the body one JSON-RPC message (else 400), every message but ``initialize``
-must carry the session id that ``initialize`` handed out (``Mcp-Session-Id``; missing:
-400, unknown: 404). A request goes to the floor's dispatcher
+(else 405), the body one JSON-RPC message in the floor's codec (else 400), every
+message but ``initialize`` must carry the session id that ``initialize`` handed out
+(``Mcp-Session-Id``; missing: 400, unknown: 404). A request goes to the floor's dispatcher
 (:meth:`._floor.FloorServer.handle`: a cancel scope per request, registered by id, so
 ``notifications/cancelled`` on another POST reaches it) and is answered with one JSON
 body; a notification or a response gets 202. No SSE, no reverse calls.
@@ -65,14 +65,13 @@ _SESSION_HEADER = (b"mcp-session-id", SESSION)
 _POST = (b"POST", "POST")
 
 
-def _answer(status: int, message: dict[str, Any], *extra: tuple[bytes, bytes]) -> Answer:
-    data = json.dumps(message).encode()
+def _answer(status: int, data: bytes, *extra: tuple[bytes, bytes]) -> Answer:
     return status, [_JSON, (b"content-length", str(len(data)).encode()), *extra], data
 
 
 def _refusal(status: int, code: int, text: str) -> Answer:
     error = {"code": code, "message": text}
-    return _answer(status, {"jsonrpc": "2.0", "id": None, "error": error})
+    return _answer(status, json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode())
 
 
 _ACCEPTED: Answer = (202, [(b"content-length", b"0")], b"")
@@ -119,8 +118,9 @@ async def answer_post(
     """
     if method not in _POST:
         return _NOT_ALLOWED
+    codec = server.codec  # JSON text (a line's terminator is harmless in a body)
     try:
-        message = json.loads(body)
+        message = codec.loads(body)
         initialize = message.get("method") == "initialize"
     except (ValueError, AttributeError):
         return _NOT_JSON
@@ -134,7 +134,8 @@ async def answer_post(
     reply = await server.handle(message, park)
     if reply is None:
         return None
-    return _answer(200, reply, _SESSION_HEADER) if initialize else _answer(200, reply)
+    data = codec.dumps(reply).encode()
+    return _answer(200, data, _SESSION_HEADER) if initialize else _answer(200, data)
 
 
 async def serve_floor_http(*, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
