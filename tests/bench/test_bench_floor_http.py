@@ -8,8 +8,6 @@ server processes and the report's ratio for ``floor-hypercorn``.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,6 +24,9 @@ from trimcp.bench._h11 import connect_url
 from trimcp.bench._impl_floor import FLOOR_HYPERCORN
 from trimcp.bench._registry import DEFAULT_BY_TRANSPORT
 from trimcp.bench._report import PAIR_NOTES, render, summary
+
+#: The ``bench_run`` fixture (``conftest.py``).
+BenchRun = Callable[..., tuple[dict[str, Any], str]]
 
 ENGINES = {"floor": serve_floor_http, "floor-hypercorn": serve_floor_hypercorn}
 
@@ -256,17 +257,9 @@ def test_the_plot_draws_the_ratio_lines(tmp_path: Path) -> None:
     assert "trimcp/floor" in labels
 
 
-def test_command_line_run_of_both_floors(tmp_path: Path) -> None:
-    out = tmp_path / "bench.json"
-    command = [
-        sys.executable, "-m", "trimcp.bench", "--transport", "http",
-        "--impl", "floor,floor-hypercorn", "--metric", "throughput,parked",
-        "--concurrency", "10", "--repeats", "1", "--warmup", "0.05", "--duration", "0.2",
-        "--parked", "20", "--json", str(out),
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    data = json.loads(out.read_text())
+def test_command_line_run_of_both_floors(bench_run: BenchRun) -> None:
+    arguments = ("--impl", "floor,floor-hypercorn", "--metric", "throughput,parked")
+    data, stdout = bench_run("--transport", "http", *arguments, "--parked", "20")
     assert {r["implementation"] for r in data["samples"]} == {"floor", "floor-hypercorn"}
     for record in data["samples"]:
         assert "error" not in record, record
@@ -279,4 +272,4 @@ def test_command_line_run_of_both_floors(tmp_path: Path) -> None:
     block = data["summary"]["http"]
     assert block["throughput"]["calls/s"]["10"]["floor-hypercorn/floor"] > 0
     assert block["parked"]["memory per parked request, KiB"]["20"]["floor-hypercorn/floor"] > 0
-    assert "floor-hypercorn/floor: hypercorn's own cost" in done.stdout
+    assert "floor-hypercorn/floor: hypercorn's own cost" in stdout
