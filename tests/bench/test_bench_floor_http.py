@@ -16,12 +16,14 @@ from typing import Any
 import h11
 import pytest
 import trio
+import trio.testing
 
 from trimcp.bench import _parked, _throughput, load_implementation
-from trimcp.bench._core import Target, Workload
+from trimcp.bench._core import TRIMCP_HTTP_CONNECTIONS, Target, Workload
+from trimcp.bench._era import ERA_FREE
 from trimcp.bench._floor_http import SESSION, serve_floor_http, serve_floor_hypercorn
-from trimcp.bench._h11 import connect_url
-from trimcp.bench._impl_floor import FLOOR_HYPERCORN
+from trimcp.bench._h11 import H11Client, connect_url
+from trimcp.bench._impl_floor import FLOOR_HYPERCORN, client_connections
 from trimcp.bench._registry import DEFAULT_BY_TRANSPORT
 from trimcp.bench._report import PAIR_NOTES, render, summary
 
@@ -134,7 +136,8 @@ class InProcess:
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
         async with _served(self.name) as port:
             url = f"http://127.0.0.1:{port}/mcp"
-            async with connect_url(url, workload, ours=True) as target:
+            limit = client_connections(self.name, workload)
+            async with connect_url(url, workload, ours=True, max_connections=limit) as target:
                 yield target
 
 
@@ -184,6 +187,59 @@ async def test_a_parked_call_under_hypercorn_ends_when_its_client_goes_away() ->
 def test_floor_hypercorn_runs_by_default_over_http_and_has_no_era() -> None:
     assert "floor-hypercorn" in DEFAULT_BY_TRANSPORT["http"]
     assert set(load_implementation("floor-hypercorn").drivers) == {"http"}
+    assert "floor-hypercorn" in ERA_FREE
+
+
+def test_the_floor_client_holds_trimcps_connections_under_hypercorn_only() -> None:
+    assert client_connections("floor-hypercorn", Workload()) == TRIMCP_HTTP_CONNECTIONS
+    assert client_connections("floor-hypercorn", Workload(connections=1008)) == 1008
+    assert client_connections("floor", Workload()) is None  # one per caller
+    assert client_connections(None, Workload(connections=1008)) is None
+
+
+async def test_the_raw_client_holds_at_most_its_connections() -> None:
+    async with _served("floor") as port:
+        client = H11Client(f"http://127.0.0.1:{port}/mcp", max_connections=2)
+        with trio.fail_after(10):
+            await client.initialize()
+            done: list[int] = []
+            held: list[int] = []
+
+            async def echo(i: int) -> None:
+                await client.request("tools/call", {"name": "echo", "arguments": {"text": ""}})
+                done.append(i)
+                held.append(len(client.opened))
+
+            async with trio.open_nursery() as nursery:
+                for i in range(10):
+                    nursery.start_soon(echo, i)
+            assert sorted(done) == list(range(10))
+            assert 1 <= max(held) <= 2
+            assert client.slots == len(client.opened) <= 2
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(2):  # both connections held by parked calls
+                    nursery.start_soon(client.request, "tools/call", {"name": "park"})
+                await trio.testing.wait_all_tasks_blocked()
+                assert (client.slots, client.idle) == (2, [])
+                waiter = trio.CancelScope()
+
+                async def waits() -> None:
+                    with waiter:
+                        await echo(99)
+
+                nursery.start_soon(waits)
+                await trio.testing.wait_all_tasks_blocked()
+                assert len(client.waiting) == 1
+                waiter.cancel()  # gives up its turn, sends nothing, takes no slot
+                await trio.testing.wait_all_tasks_blocked()
+                assert (len(client.waiting), client.slots) == (0, 2)
+                nursery.cancel_scope.cancel()  # the parked calls: dropped, then cancelled
+            assert 99 not in done
+            assert client.slots == len(client.opened) <= 2
+            await echo(100)  # a slot freed by a dropped connection serves the next call
+        await client.aclose()
+        assert (client.slots, client.opened) == (0, set())
 
 
 def _sample(name: str, calls_per_s: float, server_us: float) -> dict[str, Any]:
