@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +29,9 @@ from trimcp.bench._impl_trimcp import connect_websocket as connect_trimcp
 from trimcp.bench._report import render
 from trimcp.bench._runner import lacking
 from trimcp.bench._ws import _open, connect_websocket, serve_floor_websocket
+
+#: The ``bench_run`` fixture (``conftest.py``).
+BenchRun = Callable[..., tuple[dict[str, Any], str]]
 
 Connect = Callable[[Workload], AbstractAsyncContextManager[Target]]
 
@@ -177,17 +177,9 @@ def test_the_sdk_is_reported_without_a_websocket_transport() -> None:
     assert "  sdk              UNAVAILABLE: no websocket transport: mcp " in render(results)
 
 
-def test_command_line_run_over_websocket(tmp_path: Path) -> None:
-    out = tmp_path / "bench.json"
-    command = [
-        sys.executable, "-m", "trimcp.bench", "--transport", "websocket",
-        "--impl", "trimcp,floor", "--metric", "throughput",
-        "--concurrency", "10", "--repeats", "1", "--warmup", "0.05", "--duration", "0.2",
-        "--json", str(out),
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    data = json.loads(out.read_text())
+def test_command_line_run_over_websocket(bench_run: BenchRun) -> None:
+    arguments = ("--impl", "trimcp,floor", "--metric", "throughput")
+    data, stdout = bench_run("--transport", "websocket", *arguments)
     measured = {r["implementation"]: r for r in data["samples"]}
     assert set(measured) == {"trimcp", "floor"}
     for record in measured.values():
@@ -195,7 +187,7 @@ def test_command_line_run_over_websocket(tmp_path: Path) -> None:
         assert record["sample"]["calls"] > 0
         assert record["sample"]["server_cpu_s"] > 0  # the server ran in a process of its own
     assert data["summary"]["websocket"]["throughput"]["calls/s"]["10"]["trimcp/floor"] > 0
-    assert "websocket / throughput: calls/s" in done.stdout
+    assert "websocket / throughput: calls/s" in stdout
 
 
 def test_an_era_a_driver_does_not_speak_is_reported_not_run() -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "SSE_TOOL",
     "STATS_TOOL",
     "TOOL_NAME",
+    "TRIMCP_HTTP_CONNECTIONS",
     "Caller",
     "Driver",
     "Implementation",
@@ -47,6 +48,9 @@ SSE_TOOL = "echo_sse"
 STATS_TOOL = "bench_stats"
 #: Issues ``n`` concurrent ``sampling/createMessage`` calls, answers when all are back.
 FANOUT_TOOL = "fanout"
+#: Connections trimcp's HTTP client holds unless a workload asks for more (its default
+#: pool); the floor's client under hypercorn holds as many.
+TRIMCP_HTTP_CONNECTIONS = 32
 
 
 @dataclass(frozen=True)

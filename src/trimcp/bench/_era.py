@@ -49,7 +49,7 @@ DEFAULT_ERA: Final = "handshake"
 #: The stateless-era revision the raw clients speak.
 STATELESS_VERSION: Final = "2026-07-28"
 #: Implementations with no MCP, hence no era: labelled so in the report.
-ERA_FREE: Final = frozenset({"floor", "floor-objects"})
+ERA_FREE: Final = frozenset({"floor", "floor-objects", "floor-hypercorn"})
 #: Input rounds the raw clients answer for one call before calling the server broken.
 MAX_INPUT_ROUNDS: Final = 16
 

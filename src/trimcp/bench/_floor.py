@@ -6,8 +6,9 @@ It knows ``initialize`` (answered as is), ``ping`` and ``tools/call`` of the ben
 tools (``echo``, ``park``, ``bench_stats``, and ``fanout``, whose reverse calls go out
 as lines and are matched by id). This is the least any Trio MCP server must do per
 call, so it bounds what trimcp can reach. The same core serves memory channels, stdio
-(:func:`serve_floor_stdio`) and HTTP (:func:`serve_floor_http`: a bare h11 server,
-one request at a time per connection, each answered with a JSON body; no reverse calls).
+(:func:`serve_floor_stdio`), WebSocket (:mod:`._ws`) and Streamable HTTP
+(:mod:`._floor_http`: a bare h11 server, and an ASGI app under hypercorn; a JSON body
+per answer, no reverse calls).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import h11
 import trio
 
 from ._codec import LINES, Codec
@@ -25,7 +25,15 @@ from ._core import FANOUT_TOOL, PARK_TOOL, STATS_TOOL, TOOL_NAME
 from ._ndjson import BUFFER, lines_of, writer
 from ._probe import Probe, trio_tasks
 
-__all__ = ["FloorServer", "serve_floor_http", "serve_floor_stdio"]
+__all__ = ["ClientGone", "FloorServer", "serve_floor_stdio"]
+
+#: What the park tool waits on besides its cancellation: it returns when the client has
+#: gone (over HTTP under hypercorn; elsewhere it never returns).
+Park = Callable[[], Awaitable[object]]
+
+
+class ClientGone(Exception):
+    """A parked call's client went away (its ``park`` returned): the call is over."""
 
 
 class FloorServer:
@@ -49,18 +57,20 @@ class FloorServer:
         async with trio.open_nursery() as nursery:
             async for line in lines:
                 message = loads(line)
-                if "method" not in message:
-                    event = self.reverse.pop(message.get("id"), None)
-                    if event is not None:
-                        event.set()
-                elif "id" in message:
+                if "method" in message and "id" in message:
                     nursery.start_soon(self.answer, message)
                 else:
-                    self.notified(message)
+                    self.received(message)
             nursery.cancel_scope.cancel()
 
-    def notified(self, message: dict[str, Any]) -> None:
-        if message["method"] == "notifications/cancelled":
+    def received(self, message: dict[str, Any]) -> None:
+        """Take a message that needs no answer: a notification (``notifications/cancelled``
+        cancels its request's scope) or the answer to a reverse call (wakes its caller)."""
+        if "method" not in message:
+            event = self.reverse.pop(message.get("id", 0), None)
+            if event is not None:
+                event.set()
+        elif message["method"] == "notifications/cancelled":
             scope = self.scopes.get(message["params"]["requestId"])
             if scope is not None:
                 scope.cancel()
@@ -71,13 +81,21 @@ class FloorServer:
         if reply is not None:
             await self.send(self.codec.dumps(reply))
 
-    async def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """The reply to one request, or ``None`` when it was cancelled."""
+    async def handle(
+        self, message: dict[str, Any], park: Park = trio.sleep_forever
+    ) -> dict[str, Any] | None:
+        """The reply to one request, or ``None`` when it was cancelled.
+
+        ``park``: what the park tool waits on besides its cancellation; when it returns
+        (over HTTP: the client has gone), the call ends as cancelled.
+        """
         request_id = message["id"]
         with trio.CancelScope() as scope:
             self.scopes[request_id] = scope
             try:
-                result = await self._result(message["method"], message.get("params") or {})
+                result = await self._result(message["method"], message.get("params") or {}, park)
+            except ClientGone:
+                return None
             finally:
                 del self.scopes[request_id]
         if scope.cancelled_caught:
@@ -87,9 +105,11 @@ class FloorServer:
             return {"jsonrpc": "2.0", "id": request_id, "error": error}
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
-    async def _result(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    async def _result(
+        self, method: str, params: dict[str, Any], park: Park
+    ) -> dict[str, Any] | None:
         if method == "tools/call":
-            text = await self._tool(params["name"], params.get("arguments") or {})
+            text = await self._tool(params["name"], params.get("arguments") or {}, park)
             return {"content": [{"type": "text", "text": text}]}
         if method == "initialize":
             return {
@@ -99,7 +119,7 @@ class FloorServer:
             }
         return {} if method == "ping" else None
 
-    async def _tool(self, name: str, arguments: dict[str, Any]) -> str:
+    async def _tool(self, name: str, arguments: dict[str, Any], park: Park) -> str:
         if name == TOOL_NAME:
             return str(arguments["text"])
         if name == STATS_TOOL:
@@ -107,7 +127,9 @@ class FloorServer:
         if name == PARK_TOOL:
             self.probe.enter()
             try:
-                await trio.sleep_forever()
+                await park()
+                self.probe.observed_cancel()  # the client left: its cancellation
+                raise ClientGone
             except trio.Cancelled:
                 self.probe.observed_cancel()
                 raise
@@ -140,62 +162,3 @@ async def serve_floor_stdio() -> None:
         nursery.start_soon(writer, stdout, queued)
         await server.serve(lines_of(stdin))
         nursery.cancel_scope.cancel()
-
-
-async def serve_floor_http(*, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
-    """A bare h11 server on 127.0.0.1 (a free port, reported): one POST, one answer."""
-    server = FloorServer()
-    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1", backlog=4096)
-    task_status.started(listeners[0].socket.getsockname()[1])
-    await trio.serve_listeners(lambda stream: _connection(server, stream), listeners)
-
-
-async def _connection(server: FloorServer, stream: Any) -> None:
-    conn = h11.Connection(h11.SERVER)
-    body: list[bytes] = []
-    async with stream:
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                data = bytes(await stream.receive_some(65536))
-                conn.receive_data(data)
-                if not data and conn.their_state is not h11.DONE:
-                    return
-            elif isinstance(event, h11.Data):
-                body.append(bytes(event.data))
-            elif isinstance(event, h11.EndOfMessage):
-                answer = await _answer(server, b"".join(body))
-                body = []
-                if answer is None:
-                    return
-                await stream.send_all(answer(conn))
-                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
-                    return
-                conn.start_next_cycle()
-            elif isinstance(event, h11.ConnectionClosed):
-                return
-
-
-async def _answer(server: FloorServer, body: bytes) -> Callable[[h11.Connection], bytes] | None:
-    message = json.loads(body)
-    if "id" not in message:
-        server.notified(message)
-        status, data = 202, b""
-    else:
-        reply = await server.handle(message)
-        if reply is None:
-            return None
-        status, data = 200, json.dumps(reply).encode()
-
-    def render(conn: h11.Connection) -> bytes:
-        headers = [("content-type", "application/json"), ("content-length", str(len(data)))]
-        if message.get("method") == "initialize":
-            headers.append(("mcp-session-id", "floor"))
-        response = h11.Response(status_code=status, headers=headers)
-        return (
-            (conn.send(response) or b"")
-            + (conn.send(h11.Data(data=data)) or b"")
-            + (conn.send(h11.EndOfMessage()) or b"")
-        )
-
-    return render

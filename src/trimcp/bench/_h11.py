@@ -5,7 +5,10 @@ It does what any MCP client over HTTP must and nothing more: one ``initialize`` 
 ``POST`` carrying the session id, its answer read as JSON or as an SSE stream
 (whichever the server chose) and matched by id. Each concurrent caller has a
 connection of its own (opened on first use, kept for the run unless the server closes
-it, then replaced), so the client never queues. With the client this thin,
+it, then replaced), so the client never queues; or, with ``max_connections``, at most
+that many, handed on in the order callers asked (the ``floor-hypercorn`` client holds
+as many as trimcp's client does: hypercorn's cost per request grows with the
+connections it serves). With the client this thin,
 ``raw-trimcp`` against ``raw-sdk`` compares the servers; against ``trimcp`` / ``sdk``
 it shows what each stack's own client costs. A parked call that is cancelled sends
 ``notifications/cancelled`` on a connection of its own and drops its connection.
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -95,10 +99,23 @@ def _answer(response: h11.Response, body: bytes, request_id: int) -> dict[str, A
     raise AssertionError(f"no answer to {request_id} in {body[:200]!r}")
 
 
-class H11Client:
-    """Keep-alive connections to one MCP endpoint, one exchange each at a time."""
+class _Waiter:
+    """A caller waiting for a connection: handed one, or ``None`` (a slot to open)."""
 
-    def __init__(self, url: str, era: str = "handshake") -> None:
+    __slots__ = ("connection", "event")
+
+    def __init__(self) -> None:
+        self.event = trio.Event()
+        self.connection: _Connection | None = None
+
+
+class H11Client:
+    """Keep-alive connections to one MCP endpoint, one exchange each at a time; at most
+    ``max_connections`` open (``None``: one per concurrent caller)."""
+
+    def __init__(
+        self, url: str, era: str = "handshake", max_connections: int | None = None
+    ) -> None:
         self.stateless = era == "stateless"
         parts = urlsplit(url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
@@ -111,14 +128,57 @@ class H11Client:
         self.idle: list[_Connection] = []
         self.opened: set[_Connection] = set()
         self.ids = itertools.count(1)
+        self.max_connections = max_connections
+        #: Connections open or being opened.
+        self.slots = 0
+        self.waiting: deque[_Waiter] = deque()
 
-    async def _open(self) -> _Connection:
-        connection = _Connection(await trio.open_tcp_stream(self.host, self.port))
+    async def _checkout(self) -> _Connection:
+        """An idle connection, a new one if a slot is free, else the next one given back."""
+        if self.idle:
+            return self.idle.pop()
+        if self.max_connections is None or self.slots < self.max_connections:
+            return await self._open()
+        waiter = _Waiter()
+        self.waiting.append(waiter)
+        try:
+            await waiter.event.wait()
+        except BaseException:
+            if waiter.event.is_set():  # handed a connection or slot as it was cancelled
+                self._checkin(waiter.connection)
+            else:
+                self.waiting.remove(waiter)
+            raise
+        return waiter.connection or await self._open(reserve=False)
+
+    def _checkin(self, connection: _Connection | None) -> None:
+        """Give ``connection`` back (``None``: the slot of one dropped) to the first
+        waiting caller, else to the idle pool (or free the slot)."""
+        if self.waiting:
+            waiter = self.waiting.popleft()
+            waiter.connection = connection
+            waiter.event.set()
+        elif connection is not None:
+            self.idle.append(connection)
+        else:
+            self.slots -= 1
+
+    async def _open(self, *, reserve: bool = True) -> _Connection:
+        """Open a connection, in a new slot or (``reserve=False``) one handed over."""
+        if reserve:
+            self.slots += 1
+        try:
+            connection = _Connection(await trio.open_tcp_stream(self.host, self.port))
+        except BaseException:
+            self._checkin(None)
+            raise
         self.opened.add(connection)
         return connection
 
     async def _drop(self, connection: _Connection) -> None:
+        """Close ``connection``; its slot goes to the next caller waiting."""
         self.opened.discard(connection)
+        self._checkin(None)
         await connection.stream.aclose()
 
     async def post(
@@ -130,7 +190,17 @@ class H11Client:
     ) -> tuple[h11.Response, bytes]:
         """POST ``message`` (with ``extra`` headers); ``keep``: return the connection to
         the idle pool after."""
-        connection = self.idle.pop() if self.idle else await self._open()
+        return await self._exchange(await self._checkout(), message, keep=keep, extra=extra)
+
+    async def _exchange(
+        self,
+        connection: _Connection,
+        message: dict[str, Any],
+        *,
+        keep: bool = True,
+        extra: list[tuple[str, str]] | None = None,
+    ) -> tuple[h11.Response, bytes]:
+        """:meth:`post` on a connection checked out already."""
         headers = self.headers if extra is None else [*self.headers, *extra]
         try:
             response, body = await connection.post(self.path, headers, json.dumps(message).encode())
@@ -139,21 +209,22 @@ class H11Client:
                 await self._drop(connection)
             raise
         if connection.reusable and keep:
-            self.idle.append(connection)
+            self._checkin(connection)
         else:
             await self._drop(connection)
         return response, body
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """One request; on cancellation, tell the server on another connection."""
+        """One request; cancelled once sent, tell the server on another connection."""
         request_id = next(self.ids)
         extra = None
         if self.stateless:
             params = stamp(params)
             extra = http_headers(method, params)
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        connection = await self._checkout()  # cancelled while waiting: nothing was sent
         try:
-            response, body = await self.post(message, extra=extra)
+            response, body = await self._exchange(connection, message, extra=extra)
         except trio.Cancelled:
             if self.stateless:  # post() dropped the connection: that is the cancellation
                 raise
@@ -192,13 +263,19 @@ class H11Client:
 
 @asynccontextmanager
 async def connect_url(
-    url: str, workload: Workload, *, ours: bool, era: str = "handshake"
+    url: str,
+    workload: Workload,
+    *,
+    ours: bool,
+    era: str = "handshake",
+    max_connections: int | None = None,
 ) -> AsyncIterator[Target]:
     """Initialize at ``url`` (handshake era) and yield a target; ``ours``: the server
     has the benchmark tools (park, stats; in the handshake era the fan-out needs
     server-to-client requests, which this client does not answer over HTTP, while in
-    the stateless era it is input rounds on the call's own POSTs)."""
-    client = H11Client(url, era)
+    the stateless era it is input rounds on the call's own POSTs); ``max_connections``:
+    see :class:`H11Client`."""
+    client = H11Client(url, era, max_connections)
     try:
         if not client.stateless:
             await client.initialize()

@@ -5,6 +5,11 @@
   or a bare h11 server driven by the raw h11 client (http), or a bare wsproto server
   driven by the raw WebSocket client (websocket, :mod:`._ws`; text frames with
   trimcp's framing helpers, every other frame with wsproto).
+* ``floor-hypercorn``: the same raw h11 client, holding as many connections as
+  trimcp's client (:func:`client_connections`), against the floor's ASGI app under
+  hypercorn's Trio worker (:mod:`._floor_http`), configured as trimcp's hypercorn
+  server is: ``trimcp-hypercorn`` against it is trimcp's own cost under hypercorn, it
+  against ``floor`` hypercorn's.
 * ``raw-trimcp`` / ``raw-sdk``: the raw clients against trimcp's or the SDK's server
   (stdio: NDJSON; http: h11; websocket: wsproto, trimcp only: the SDK has no WebSocket
   server), so their ratio compares the servers alone.
@@ -27,7 +32,7 @@ import trio
 from trimcp.transports import widen_stream
 
 from ._codec import LINES, OBJECTS, Codec
-from ._core import Driver, Implementation, Target, Workload
+from ._core import TRIMCP_HTTP_CONNECTIONS, Driver, Implementation, Target, Workload
 from ._era import ERA_FREE, Unsupported, guard_fanout
 from ._floor import FloorServer
 from ._h11 import connect_url
@@ -36,7 +41,15 @@ from ._process import PeerCpu, ServerProcess, http_server, serve_command
 from ._runtimes import trio_runtime
 from ._ws import connect_websocket
 
-__all__ = ["EXTERNAL", "FLOOR", "FLOOR_OBJECTS", "RAW_SDK", "RAW_TRIMCP"]
+__all__ = [
+    "EXTERNAL",
+    "FLOOR",
+    "FLOOR_HYPERCORN",
+    "FLOOR_OBJECTS",
+    "RAW_SDK",
+    "RAW_TRIMCP",
+    "client_connections",
+]
 
 
 class MemoryDriver:
@@ -142,6 +155,17 @@ async def _why_ended(process: trio.Process) -> str:
     return f"the server command exited with status {process.returncode}"
 
 
+def client_connections(kind: str | None, workload: Workload) -> int | None:
+    """The connections the raw h11 client may hold against a ``kind`` server: one per
+    caller (``None``), except under hypercorn, where the floor's client holds what
+    trimcp's would: hypercorn's CPU per request grows with the connections it serves
+    (at 100 callers, about 1.5x with 100 connections against 32), so a client with more
+    connections than trimcp's would lower the floor below trimcp."""
+    if kind == "floor-hypercorn":
+        return workload.connections or TRIMCP_HTTP_CONNECTIONS
+    return None
+
+
 class HttpDriver(PeerCpu):
     """The raw h11 client against a server process of ours, or the workload's URL."""
 
@@ -157,8 +181,11 @@ class HttpDriver(PeerCpu):
                 yield target
             return
         era = "handshake" if self.kind in ERA_FREE else workload.era
+        limit = client_connections(self.kind, workload)
         with http_server(self.kind, workload) as self.server:
-            async with connect_url(self.server.url, workload, ours=True, era=era) as target:
+            url = self.server.url
+            connect = connect_url(url, workload, ours=True, era=era, max_connections=limit)
+            async with connect as target:
                 yield (
                     guard_fanout(target, self.kind, AssertionError)
                     if era != "handshake"
@@ -217,6 +244,16 @@ FLOOR_OBJECTS = Implementation(
     runtime=trio_runtime(),
     drivers={"memory": lambda: MemoryDriver(OBJECTS)},
     versions={**_VERSIONS, "codec": OBJECTS.name},
+)
+
+
+FLOOR_HYPERCORN = Implementation(
+    name="floor-hypercorn",
+    description="the floor's ASGI app under hypercorn's Trio worker (trimcp-hypercorn's "
+    "configuration), driven by the floor's raw h11 client: hypercorn's own cost",
+    runtime=trio_runtime(),
+    drivers={"http": lambda: HttpDriver("floor-hypercorn")},
+    versions={**_VERSIONS, "hypercorn": version("hypercorn")},
 )
 
 

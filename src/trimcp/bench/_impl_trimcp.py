@@ -34,6 +34,7 @@ from ._core import (
     SSE_TOOL,
     STATS_TOOL,
     TOOL_NAME,
+    TRIMCP_HTTP_CONNECTIONS,
     Implementation,
     Target,
     Workload,
@@ -178,7 +179,8 @@ class HttpDriver(PeerCpu):
     @asynccontextmanager
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
         with http_server(self.kind, workload) as self.server:
-            transport = streamable_http(self.server.url, max_connections=workload.connections or 32)
+            connections = workload.connections or TRIMCP_HTTP_CONNECTIONS
+            transport = streamable_http(self.server.url, max_connections=connections)
             async with connect_target(transport, workload) as target:
                 yield target
 

@@ -6,7 +6,9 @@ Per transport, era and metric, a table has one row per level and, per implementa
 each server), so ratios always compare implementations within one (transport, era).
 A block is named by :func:`block`: the transport alone when only the handshake era
 ran (as before eras were a dimension), else ``"<transport> <era>"``. :func:`summary` is
-the same in JSON form, keyed by block, for the output file.
+the same in JSON form, keyed by block, for the output file. A pair whose ratio measures
+something other than one stack against its peer has a line in :data:`PAIR_NOTES`,
+printed with the tables' notes (the hypercorn pairs: trimcp's cost and hypercorn's).
 """
 
 from __future__ import annotations
@@ -18,7 +20,17 @@ from typing import Any
 from ._era import DEFAULT_ERA, ERA_FREE
 from ._stats import Spread
 
-__all__ = ["FIGURES", "aggregate", "block", "eras_of", "render", "summary"]
+__all__ = [
+    "FIGURES",
+    "PAIR_NOTES",
+    "aggregate",
+    "block",
+    "eras_of",
+    "pair_label",
+    "pairs_of",
+    "render",
+    "summary",
+]
 
 Figure = tuple[str, Callable[[dict[str, Any]], float | None], float, str]
 
@@ -65,11 +77,36 @@ PAIRS = (
     ("trimcp", "floor"),
     ("trimcp", "floor-objects"),
     ("trimcp-hypercorn", "trimcp"),
+    ("trimcp-hypercorn", "floor-hypercorn"),
+    ("floor-hypercorn", "floor"),
     ("trimcp-json", "sdk-json"),
     ("trimcp-hypercorn", "sdk"),
     ("raw-trimcp", "raw-sdk"),
     ("raw-trimcp", "floor"),
 )
+
+
+#: What a pair's ratio measures, where that is not plain "a against its peer b":
+#: (a short form, shown under each table with the pair and in the plot's legend; the
+#: full sentence, in the report's notes).
+PAIR_NOTES = {
+    ("trimcp-hypercorn", "floor-hypercorn"): (
+        "trimcp's own cost under hypercorn",
+        "trimcp's own cost under hypercorn: its client and app against the floor's, the "
+        "same engine and configuration (server CPU per call: the two apps alone)",
+    ),
+    ("floor-hypercorn", "floor"): (
+        "hypercorn's own cost",
+        "hypercorn's own cost: the floor's app and client under hypercorn against the "
+        "bare h11 floor (what any app under hypercorn can reach)",
+    ),
+}
+
+
+def pair_label(a: str, b: str) -> str:
+    """``a/b``, with the pair's short note when it has one."""
+    note = PAIR_NOTES.get((a, b))
+    return f"{a}/{b}" if note is None else f"{a}/{b} ({note[0]})"
 
 
 def pairs_of(names: Sequence[str]) -> list[tuple[str, str]]:
@@ -188,21 +225,8 @@ def render(results: dict[str, Any]) -> str:
                 lines.append(f"  {name:<16} UNAVAILABLE: {hello.get('reason')}")
             if hello.get("available") and name in ERA_FREE and eras_of(results) != [DEFAULT_ERA]:
                 lines.append(f"  {'':<16} (no MCP, no era: the same run in every era's block)")
-    for transport, metric, (title, _fig, scale, fmt), names, levels, table in _tables(results):
-        shown = [n for n in names if any((n, level) in table for level in levels)]
-        pairs = pairs_of(shown)
-        header = ["n" if metric != "throughput" else "in flight", *shown]
-        header += [f"{a}/{b}" for a, b in pairs]
-        body = []
-        for level in levels:
-            cells = [str(level)]
-            cells += [_cell(table.get((n, level)), scale, fmt) for n in shown]
-            for a, b in pairs:
-                ratio = _ratio(table, a, b, level)
-                cells.append("-" if ratio is None else f"{ratio:.2f}x")
-            body.append(cells)
-        lines += ["", f"{transport} / {metric}: {title} (median of repeats, min-max)"]
-        lines += _grid(header, body)
+    for transport, metric, figure, names, levels, table in _tables(results):
+        lines += _table_lines(transport, metric, figure, names, levels, table)
     eras = eras_of(results)
 
     def where(r: dict[str, Any]) -> str:
@@ -231,6 +255,37 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _table_lines(
+    transport: str,
+    metric: str,
+    figure: Figure,
+    names: list[str],
+    levels: list[int],
+    table: dict[tuple[str, int], Spread],
+) -> list[str]:
+    """One table: a row per level, a column per implementation, then the pairs' ratios
+    (with what a pair measures under it, where :data:`PAIR_NOTES` says)."""
+    title, _fig, scale, fmt = figure
+    shown = [n for n in names if any((n, level) in table for level in levels)]
+    pairs = pairs_of(shown)
+    header = ["n" if metric != "throughput" else "in flight", *shown]
+    header += [f"{a}/{b}" for a, b in pairs]
+    body = []
+    for level in levels:
+        cells = [str(level)]
+        cells += [_cell(table.get((n, level)), scale, fmt) for n in shown]
+        for a, b in pairs:
+            ratio = _ratio(table, a, b, level)
+            cells.append("-" if ratio is None else f"{ratio:.2f}x")
+        body.append(cells)
+    lines = ["", f"{transport} / {metric}: {title} (median of repeats, min-max)"]
+    lines += _grid(header, body)
+    noted = [f"{a}/{b}: {PAIR_NOTES[a, b][0]}" for a, b in pairs if (a, b) in PAIR_NOTES]
+    if noted:
+        lines.append(f"  ({'; '.join(noted)})")
+    return lines
+
+
 def _notes(results: dict[str, Any]) -> list[str]:
     """What a reader needs next to the ratios: which floor is comparable where, and the
     JSON codec each implementation ran with (a floor never runs a slower one)."""
@@ -246,6 +301,9 @@ def _notes(results: dict[str, Any]) -> list[str]:
                 "memory: trimcp passes message objects while floor encodes JSON lines; "
                 "floor-objects passes the dicts, the comparable floor (trimcp/floor-objects)"
             )
+        for a, b in pairs_of(list(live)):
+            if (a, b) in PAIR_NOTES:
+                notes.append(f"{transport}: {a}/{b}: {PAIR_NOTES[a, b][1]}")
     return notes
 
 

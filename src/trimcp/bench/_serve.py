@@ -2,7 +2,7 @@
 
 ``python -m trimcp.bench._serve KIND TRANSPORT WORKLOAD_JSON`` serves the benchmark
 server of ``KIND`` (``trimcp``, ``trimcp-json``, ``trimcp-hypercorn``, ``sdk``,
-``sdk-json``, ``floor``) over ``TRANSPORT``:
+``sdk-json``, ``floor``, ``floor-hypercorn``) over ``TRANSPORT``:
 
 * ``stdio``: on its own stdin and stdout until stdin closes;
 * ``http``: binds ``127.0.0.1`` on a free port, prints that port as one line on stdout
@@ -82,12 +82,9 @@ def _serve_trimcp(kind: str, transport: str, workload: Workload) -> None:
     limits = HttpServerLimits(max_connections=connections, max_connections_per_client=connections)
     options: dict[str, Any] = {"limits": limits}
     if engine == "hypercorn":
-        from hypercorn.config import Config
+        from ._floor_http import hypercorn_config
 
-        config = Config()
-        config.loglevel = "WARNING"
-        config.backlog = 4096
-        options["hypercorn_config"] = config
+        options["hypercorn_config"] = hypercorn_config()  # floor-hypercorn's too
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
@@ -133,16 +130,21 @@ def _serve_sdk(kind: str, transport: str, workload: Workload) -> None:
     anyio.run(main, backend="asyncio")
 
 
-def _serve_floor(_kind: str, transport: str, workload: Workload) -> None:
+def _serve_floor(kind: str, transport: str, workload: Workload) -> None:
     import trio
 
-    from ._floor import serve_floor_http, serve_floor_stdio
+    from ._floor import serve_floor_stdio
+    from ._floor_http import serve_floor_http, serve_floor_hypercorn
     from ._ws import serve_floor_websocket
 
-    if transport == "stdio":
+    if kind == "floor-hypercorn":
+        if transport != "http":
+            raise SystemExit(f"floor-hypercorn serves http only, not {transport}")
+        _serve_announced(serve_floor_hypercorn)
+    elif transport == "stdio":
         trio.run(serve_floor_stdio)
-        return
-    _serve_announced(serve_floor_websocket if transport == "websocket" else serve_floor_http)
+    else:
+        _serve_announced(serve_floor_websocket if transport == "websocket" else serve_floor_http)
 
 
 def _serve_announced(serve: Callable[..., Any]) -> None:
@@ -163,6 +165,7 @@ SERVERS: dict[str, Callable[[str, str, Workload], Any]] = {
     "sdk": _serve_sdk,
     "sdk-json": _serve_sdk,
     "floor": _serve_floor,
+    "floor-hypercorn": _serve_floor,
 }
 
 
