@@ -109,6 +109,7 @@ async def serve_post(
                 timeout=limits.send_timeout,
                 leave_empty=True,
                 status=status,
+                eager=channel.eager,
             )
         finally:
             channel.detach(outbox)

@@ -32,6 +32,7 @@ from trimcp.nursery import Caller, MessageChannel
 
 from ._asgi_io import Receive, read_body
 from ._budget import ByteBudget
+from ._eager import EagerLot
 from ._event_store import EventStore
 from ._fairness import client_key, oldest_of_heaviest
 from ._guards import SERVER_ERROR, HttpError
@@ -99,6 +100,8 @@ class SessionManager:
         #: Makes the shared side of a session's channel when sessions live in a shared
         #: store (set by :class:`~._replicas.Replicas`); ``None``: this process alone.
         self.shared_routing: Callable[[str], SharedRouting] | None = None
+        #: Where this server's responses wait their eager rounds (:mod:`._eager`).
+        self.eager = EagerLot()
 
     async def read_body(
         self,
@@ -141,6 +144,7 @@ class SessionManager:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 nursery.start_soon(self._reap)
+                await nursery.start(self.eager.run)
                 task_status.started()
                 await trio.sleep_forever()
         finally:
@@ -172,6 +176,7 @@ class SessionManager:
         factory = self.store_factory if resumable and shared is None else None
         store = factory() if factory is not None else None
         channel = HttpSessionChannel(session_id, self.limits, store, self.session_output(), shared)
+        channel.eager = self.eager
         if session_id is not None:
             self._sessions[session_id] = channel
         self._spawn(channel, owner, handshake=not stateless)
@@ -231,6 +236,7 @@ class SessionManager:
             record.session_id, self.limits, None, self.session_output(), shared
         )
         channel.owner = record.owner
+        channel.eager = self.eager
         shared.restored = record
         if record.protocol_version is not None:
             channel.negotiated(record.protocol_version)
