@@ -34,7 +34,7 @@ from urllib.parse import unquote
 import h11
 import trio
 
-from .._direct import receive, send
+from .._direct import read_now, receive, send
 from .._readable import wait_for_bytes
 from ..websocket._limits import WebSocketLimits
 from ._asgi_io import BODY_BUFFERED, Scope
@@ -203,6 +203,9 @@ class H11Connection:
     async def _next_request(self) -> h11.Request | None:
         """The next request head; ``None`` when the client is done or too slow."""
         event = self.h11.next_event()
+        if event is h11.NEED_DATA and self._read_now():
+            # A head already waiting on the socket needs no deadline to set up.
+            event = self.h11.next_event()
         if event is h11.NEED_DATA:
             began = self._has_bytes()
             with trio.CancelScope(deadline=trio.current_time() + self._timeout(began)) as scope:
@@ -261,6 +264,20 @@ class H11Connection:
         if self.ticket is not None:
             return self.ticket.timeout(began=began)
         return self.limits.header_timeout if began else self.limits.keep_alive_timeout
+
+    def _read_now(self) -> bool:
+        """Feed h11 the bytes the socket already has, without waiting (see
+        :mod:`.._direct`); whether there were any (or the client is gone)."""
+        try:
+            data = read_now(self.stream, RECEIVE_SIZE)
+        except OSError:
+            data = b""
+        if data is None:
+            return False
+        if not data:
+            self.broken = True
+        self.h11.receive_data(data)
+        return True
 
     async def _read(self) -> bytes:
         """The next bytes (``b""`` once the client is gone; see :mod:`.._direct`)."""
