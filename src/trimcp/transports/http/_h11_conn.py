@@ -203,9 +203,15 @@ class H11Connection:
     async def _next_request(self) -> h11.Request | None:
         """The next request head; ``None`` when the client is done or too slow."""
         event = self.h11.next_event()
-        if event is h11.NEED_DATA and self._read_now():
-            # A head already waiting on the socket needs no deadline to set up.
-            event = self.h11.next_event()
+        if event is h11.NEED_DATA:
+            # Under load the next head arrives while the rest of the round runs (the
+            # client answers the response just written): after one scheduler round,
+            # the bytes already there are taken with no deadline to set up and no
+            # wait for the socket. A round only: the wait below, or the app, checks
+            # for cancellation.
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            if self._read_now():
+                event = self.h11.next_event()
         if event is h11.NEED_DATA:
             began = self._has_bytes()
             with trio.CancelScope(deadline=trio.current_time() + self._timeout(began)) as scope:
