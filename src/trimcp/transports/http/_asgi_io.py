@@ -34,6 +34,7 @@ __all__ = [
     "send_error",
     "send_json",
     "send_sse_end",
+    "whole_body",
 ]
 
 logger = logging.getLogger("trimcp.http.server")
@@ -74,39 +75,40 @@ async def _send(send: Send, timeout: float, *messages: MutableMapping[str, Any])
         raise ClientGone(str(exc)) from exc
 
 
+def whole_body(message: MutableMapping[str, Any], limit: int) -> bytes | None:
+    """The body of a first ``receive`` that holds all of it; ``None`` when more is to
+    come. :class:`ClientGone` for a disconnect, 413 past ``limit`` bytes."""
+    if message["type"] == "http.disconnect":
+        raise ClientGone("disconnected while sending the body")
+    if message.get("more_body", False):
+        return None
+    body: bytes = message.get("body", b"")
+    if len(body) > limit:
+        raise HttpError(413, "Payload Too Large", close=True)
+    return body
+
+
 async def read_body(
     receive: Receive,
     *,
     limit: int,
     timeout: float,
     reservation: BodyReservation | None = None,
-    buffered: bool = False,
+    first: MutableMapping[str, Any] | None = None,
 ) -> bytes:
     """The whole request body: 413 past ``limit`` bytes, 408 past ``timeout`` seconds,
     503 when ``reservation`` (the inbound budget, :mod:`._inbound`) cannot hold it.
+    ``first``: its first message, already received by the caller.
 
-    ``buffered``: the server already holds the whole body (:data:`BODY_BUFFERED`), so
-    the one receive cannot wait and needs no deadline.
+    A body the server read with the head (:data:`BODY_BUFFERED`) is taken by the caller
+    with one receive and :func:`whole_body` (no deadline: that receive cannot wait).
     """
-    if buffered:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientGone("disconnected while sending the body")
-        if not message.get("more_body", False):
-            body: bytes = message.get("body", b"")
-            if len(body) > limit:
-                raise HttpError(413, "Payload Too Large", close=True)
-            if reservation is not None:
-                reservation.take(len(body))
-            return body
-        first = [message]  # not all of it after all: read on, with the deadline
-    else:
-        first = []
+    pending = [] if first is None else [first]
     chunks: list[bytes] = []
     size = 0
     with trio.move_on_after(timeout) as deadline:
         while True:
-            message = first.pop() if first else await receive()
+            message = pending.pop() if pending else await receive()
             if message["type"] == "http.disconnect":
                 raise ClientGone("disconnected while sending the body")
             chunk = message.get("body", b"")

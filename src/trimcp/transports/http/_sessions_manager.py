@@ -30,7 +30,7 @@ import trio
 
 from trimcp.nursery import Caller, MessageChannel
 
-from ._asgi_io import Receive, read_body
+from ._asgi_io import Receive, read_body, whole_body
 from ._budget import ByteBudget
 from ._eager import EagerLot
 from ._event_store import EventStore
@@ -114,13 +114,25 @@ class SessionManager:
         """A request's whole body, within ``max_body_size`` and ``body_timeout``, counted
         against its client's share of the inbound budget while it arrives (:mod:`._inbound`)."""
         limits = self.limits
-        with self.inbound.receiving(self.client_key(scope, caller)) as reservation:
+        client = self.client_key(scope, caller)
+        if buffered:
+            # The whole body came with the head: nothing is being received any more,
+            # so it is only checked against the budget (taking its bytes and giving
+            # them back at once, with no checkpoint between, would be the same).
+            message = await receive()
+            body = whole_body(message, limits.max_body_size)
+            if body is not None:
+                self.inbound.check(client, len(body))
+                return body
+        else:
+            message = None
+        with self.inbound.receiving(client) as reservation:
             return await read_body(
                 receive,
                 limit=limits.max_body_size,
                 timeout=limits.body_timeout,
                 reservation=reservation,
-                buffered=buffered,
+                first=message,  # a first part read above (the body was not whole)
             )
 
     def client_key(self, scope: MutableMapping[str, Any], caller: Caller | None) -> str | None:
