@@ -5,7 +5,8 @@ of the lot when cancelled, and never left parked when the keeper ends."""
 from __future__ import annotations
 
 import os
-from collections.abc import MutableMapping
+from collections.abc import AsyncIterator, MutableMapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -18,26 +19,9 @@ from trimcp.transports.http._asgi_io import pump
 from trimcp.transports.http._eager import EAGER_ROUNDS, EagerLot
 from trimcp.transports.http._sse_stream import Outbox
 
+from .test_pump import _Asgi
+
 EXAMPLES = int(os.environ.get("TRIMCP_PROPERTY_EXAMPLES", "40"))
-
-
-class _Asgi:
-    """The server side of ASGI, recorded: what was sent, how often ``receive`` ran."""
-
-    def __init__(self, *, disconnect: bool = False) -> None:
-        self.sent: list[MutableMapping[str, Any]] = []
-        self.receives = 0
-        self.disconnect = disconnect
-
-    async def receive(self) -> MutableMapping[str, Any]:
-        self.receives += 1
-        if self.disconnect:
-            return {"type": "http.disconnect"}
-        await trio.sleep_forever()
-        raise AssertionError("unreachable")
-
-    async def send(self, message: MutableMapping[str, Any]) -> None:
-        self.sent.append(message)
 
 
 class _Steps(trio.abc.Instrument):
@@ -69,7 +53,7 @@ async def _rounds(n: int) -> None:
 
 async def test_a_parked_response_is_resumed_once_by_its_answer() -> None:
     lot = EagerLot()
-    asgi = _Asgi()
+    asgi = _Asgi(disconnect=False)
     outbox = _outbox()
     steps = _Steps()
 
@@ -99,7 +83,7 @@ async def test_a_parked_response_is_resumed_once_by_its_answer() -> None:
 
 async def test_without_a_running_keeper_a_response_polls_its_rounds() -> None:
     lot = EagerLot()  # never run
-    asgi = _Asgi()
+    asgi = _Asgi(disconnect=False)
     outbox = _outbox()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(lambda: _rounds(EAGER_ROUNDS - 2))
@@ -109,17 +93,25 @@ async def test_without_a_running_keeper_a_response_polls_its_rounds() -> None:
     assert len(lot) == 0
 
 
+@asynccontextmanager
+async def _running_lot() -> AsyncIterator[tuple[EagerLot, trio.Nursery]]:
+    """A lot whose keeper runs in the nursery handed out (ended on leaving)."""
+    lot = EagerLot()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(lot.run)
+        yield lot, nursery
+        nursery.cancel_scope.cancel()
+
+
 async def _answer_after(outbox: Outbox, rounds: int) -> None:
     await _rounds(rounds)
     _answer(outbox)
 
 
 async def test_a_slow_answer_is_released_after_its_rounds_and_watched() -> None:
-    lot = EagerLot()
-    asgi = _Asgi()
+    asgi = _Asgi(disconnect=False)
     outbox = _outbox()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(lot.run)
+    async with _running_lot() as (lot, _):
 
         async def late() -> None:
             await trio.testing.wait_all_tasks_blocked()
@@ -130,27 +122,21 @@ async def test_a_slow_answer_is_released_after_its_rounds_and_watched() -> None:
         async with trio.open_nursery() as request:
             request.start_soon(late)
             assert await pump(outbox, asgi.receive, asgi.send, (), timeout=5, eager=lot)
-        nursery.cancel_scope.cancel()
     assert asgi.sent[1]["body"] == b"[]"
 
 
 async def test_a_client_gone_during_a_slow_answer_ends_the_response() -> None:
-    lot = EagerLot()
     asgi = _Asgi(disconnect=True)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(lot.run)
+    async with _running_lot() as (lot, _):
         with trio.fail_after(5):
             assert await pump(_outbox(), asgi.receive, asgi.send, (), timeout=5, eager=lot) is False
-        nursery.cancel_scope.cancel()
     assert asgi.sent == []
 
 
 async def test_a_response_cancelled_while_parked_leaves_the_lot() -> None:
-    lot = EagerLot()
-    asgi = _Asgi()
+    asgi = _Asgi(disconnect=False)
     outbox = _outbox()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(lot.run)
+    async with _running_lot() as (lot, nursery):
         with trio.CancelScope() as scope:
             nursery.start_soon(_cancel_when_parked, lot, scope)
             await pump(outbox, asgi.receive, asgi.send, (), timeout=5, eager=lot)
@@ -158,7 +144,6 @@ async def test_a_response_cancelled_while_parked_leaves_the_lot() -> None:
         assert len(lot) == 0
         assert outbox.waker is None
         _answer(outbox)  # an answer after the cancel wakes nobody
-        nursery.cancel_scope.cancel()
     assert asgi.sent == []
 
 
@@ -269,13 +254,9 @@ def test_every_parked_response_ends_answered_left_or_cancelled(
 
 @pytest.mark.parametrize("rounds", [0, 1, EAGER_ROUNDS - 1])
 async def test_an_answer_within_the_rounds_is_never_watched(rounds: int) -> None:
-    lot = EagerLot()
-    asgi = _Asgi()
+    asgi = _Asgi(disconnect=False)
     outbox = _outbox()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(lot.run)
-        async with trio.open_nursery() as request:
-            request.start_soon(_answer_after, outbox, rounds)
-            assert await pump(outbox, asgi.receive, asgi.send, (), timeout=5, eager=lot)
-        nursery.cancel_scope.cancel()
+    async with _running_lot() as (lot, _), trio.open_nursery() as request:
+        request.start_soon(_answer_after, outbox, rounds)
+        assert await pump(outbox, asgi.receive, asgi.send, (), timeout=5, eager=lot)
     assert asgi.receives == 0
