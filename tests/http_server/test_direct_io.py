@@ -127,3 +127,72 @@ async def test_direct_helpers_touch_only_an_open_plain_socket() -> None:
         # Closed: the descriptor is gone (its number may already be someone else's).
         assert read_now(server, 10) is None
         assert write_now(server, b"x") == 0
+
+
+class _Ticket:
+    """A connection table's ticket, recording each wait for a request head (which is
+    when the engine sets up a deadline for it)."""
+
+    def __init__(self) -> None:
+        self.waits = 0
+
+    def timeout(self, *, began: bool) -> float:
+        return 5.0
+
+    def waiting(self, scope: trio.CancelScope) -> None:
+        self.waits += 1
+
+    def working(self) -> None:
+        pass
+
+
+async def _connected_pair() -> tuple[trio.SocketStream, trio.SocketStream]:
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    async with listeners[0]:
+        port = listeners[0].socket.getsockname()[1]
+        client = await trio.open_tcp_stream("127.0.0.1", port)
+        server = await listeners[0].accept()
+    return server, client
+
+
+_GET = b"GET /%d HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+async def test_a_request_head_already_on_the_socket_is_read_without_a_deadline() -> None:
+    # Request 0 is on the socket before the connection starts; request 1 arrives while
+    # request 0 is being answered: both heads are taken as they are, with no deadline
+    # (no wait) set up for either. Request 2 comes later: that head is waited for.
+    from trimcp.transports.http._h11_conn import H11Connection
+
+    server, client = await _connected_pair()
+    ticket = _Ticket()
+    waits_before: list[int] = []
+
+    async def app(scope: dict[str, object], receive: object, send: object) -> None:
+        n = int(str(scope["path"])[1:])
+        waits_before.append(ticket.waits)
+        if n == 0:
+            await client.send_all(_GET % 1)
+        await send({"type": "http.response.start", "status": 200, "headers": []})  # type: ignore[operator]
+        await send({"type": "http.response.body", "body": b"%d" % n})  # type: ignore[operator]
+
+    async def client_side() -> None:
+        await trio.testing.wait_all_tasks_blocked()  # request 2 finds the server waiting
+        await client.send_all(_GET % 2)
+        await trio.testing.wait_all_tasks_blocked()
+        await client.send_eof()
+
+    await client.send_all(_GET % 0)
+    connection = H11Connection(
+        server,
+        app,
+        HttpServerLimits(),
+        server=None,
+        client=None,
+        ticket=ticket,  # type: ignore[arg-type]
+    )
+    async with server, client, trio.open_nursery() as nursery:
+        nursery.start_soon(client_side)
+        with trio.fail_after(10):
+            await connection.run()
+    assert waits_before == [0, 0, 1]

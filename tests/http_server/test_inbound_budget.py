@@ -98,11 +98,14 @@ async def test_a_refused_body_leaves_the_session_usable() -> None:
 
 # ---------------------------------------------------------------- the budget itself
 _CLIENTS = st.sampled_from(["a", "b", "c", None])
+#: Sizes, with the limits' edges among them (per client 1000, in all 1500).
+_SIZES = st.one_of(st.integers(0, 1200), st.sampled_from([0, 250, 500, 750, 1000]))
 _STEPS = st.lists(
     st.one_of(
         st.builds(lambda c: ("open", c, 0), _CLIENTS),
-        st.builds(lambda i, n: ("take", i, n), st.integers(0, 5), st.integers(0, 700)),
+        st.builds(lambda i, n: ("take", i, n), st.integers(0, 5), _SIZES),
         st.builds(lambda i: ("close", i, 0), st.integers(0, 5)),
+        st.builds(lambda c, n: ("check", c, n), _CLIENTS, _SIZES),
     ),
     max_size=60,
 )
@@ -142,6 +145,26 @@ def test_the_budget_never_holds_more_than_its_limits_and_gives_everything_back(
                 assert (budget.held_by(body.client), budget.used) == before
         elif kind == "close" and bodies:
             bodies.pop(int(str(arg)) % len(bodies)).stack.close()
+        elif kind == "check":
+            # A body received whole is only checked: refused exactly when taking its
+            # bytes would be, and nothing is held after either way.
+            client = arg if isinstance(arg, str) else None
+            before = (budget.held_by(client), budget.used)
+            with ExitStack() as stack:
+                taken = stack.enter_context(budget.receiving(client))
+                try:
+                    taken.take(size)
+                    would_take = True
+                except HttpError:
+                    would_take = False
+            refused = None
+            try:
+                budget.check(client, size)
+            except HttpError as exc:
+                refused = exc
+            assert (refused is None) == would_take
+            assert refused is None or (refused.status, refused.message) == (503, BUSY)
+            assert (budget.held_by(client), budget.used) == before
         assert budget.used == sum(b.reservation.held for b in bodies) <= 1500
         for client in {b.client for b in bodies}:
             assert budget.held_by(client) <= 1000
@@ -154,3 +177,16 @@ def test_the_budget_never_holds_more_than_its_limits_and_gives_everything_back(
 def test_limits_are_validated() -> None:
     with pytest.raises(ValueError):
         HttpServerLimits(inbound_total_bytes=0)
+
+
+def test_a_body_received_whole_is_checked_up_to_the_limits_exactly() -> None:
+    budget = InboundBudget(total=1500, per_client=1000)
+    with budget.receiving("a") as held:
+        held.take(500)
+        budget.check("b", 1000)  # the server's budget to the byte
+        budget.check("a", 500)  # the client's share to the byte
+        for client, size in (("b", 1001), ("a", 501)):
+            with pytest.raises(HttpError) as refused:
+                budget.check(client, size)
+            assert refused.value.status == 503
+        assert (budget.used, budget.held_by("a"), budget.held_by("b")) == (500, 500, 0)

@@ -183,3 +183,17 @@ async def test_a_response_cancelled_in_its_eager_rounds_ends_at_the_watch() -> N
         await pump(outbox, asgi.receive, asgi.send, (), timeout=5)
     assert scope.cancelled_caught
     assert asgi.sent == []
+
+
+def test_an_outbox_closed_again_wakes_nobody() -> None:
+    # The end of a JSON answer closes its outbox more than once (the answer, the
+    # stream's end, the response's end): only the first close wakes the response.
+    outbox = Outbox(max_events=8, max_bytes=1 << 16)
+    woken: list[str] = []
+    outbox.waker = lambda: woken.append("first")
+    outbox.close()
+    outbox.waker = lambda: woken.append("again")  # nobody waits on a closed outbox
+    outbox.close()
+    outbox.abort()
+    assert woken == ["first"]
+    assert outbox.closed

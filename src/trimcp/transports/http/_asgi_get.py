@@ -99,6 +99,7 @@ class SessionRoutes:
                 send,
                 session_headers(channel),
                 timeout=self.limits.send_timeout,
+                eager=channel.eager,
             )
         finally:
             channel.detach(outbox)

@@ -16,6 +16,7 @@ import trio
 
 from trimcp.wire import RequestId
 
+from ._eager import EAGER_ROUNDS, EagerLot
 from ._guards import HttpError
 from ._inbound import BodyReservation
 from ._sse_stream import Outbox
@@ -33,6 +34,7 @@ __all__ = [
     "send_error",
     "send_json",
     "send_sse_end",
+    "whole_body",
 ]
 
 logger = logging.getLogger("trimcp.http.server")
@@ -41,12 +43,6 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 RawHeaders = Sequence[tuple[bytes, bytes]]
-
-
-#: Scheduler rounds a response waits for its first item before it starts watching for
-#: the client leaving. A tool answering at once takes three or four (the session's
-#: reader, the admission, the handler); a spare pair covers a middleware checkpoint.
-EAGER_ROUNDS = 6
 
 
 #: An ASGI scope extension: the server read the whole body with the head, so the first
@@ -79,39 +75,40 @@ async def _send(send: Send, timeout: float, *messages: MutableMapping[str, Any])
         raise ClientGone(str(exc)) from exc
 
 
+def whole_body(message: MutableMapping[str, Any], limit: int) -> bytes | None:
+    """The body of a first ``receive`` that holds all of it; ``None`` when more is to
+    come. :class:`ClientGone` for a disconnect, 413 past ``limit`` bytes."""
+    if message["type"] == "http.disconnect":
+        raise ClientGone("disconnected while sending the body")
+    if message.get("more_body", False):
+        return None
+    body: bytes = message.get("body", b"")
+    if len(body) > limit:
+        raise HttpError(413, "Payload Too Large", close=True)
+    return body
+
+
 async def read_body(
     receive: Receive,
     *,
     limit: int,
     timeout: float,
     reservation: BodyReservation | None = None,
-    buffered: bool = False,
+    first: MutableMapping[str, Any] | None = None,
 ) -> bytes:
     """The whole request body: 413 past ``limit`` bytes, 408 past ``timeout`` seconds,
     503 when ``reservation`` (the inbound budget, :mod:`._inbound`) cannot hold it.
+    ``first``: its first message, already received by the caller.
 
-    ``buffered``: the server already holds the whole body (:data:`BODY_BUFFERED`), so
-    the one receive cannot wait and needs no deadline.
+    A body the server read with the head (:data:`BODY_BUFFERED`) is taken by the caller
+    with one receive and :func:`whole_body` (no deadline: that receive cannot wait).
     """
-    if buffered:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientGone("disconnected while sending the body")
-        if not message.get("more_body", False):
-            body: bytes = message.get("body", b"")
-            if len(body) > limit:
-                raise HttpError(413, "Payload Too Large", close=True)
-            if reservation is not None:
-                reservation.take(len(body))
-            return body
-        first = [message]  # not all of it after all: read on, with the deadline
-    else:
-        first = []
+    pending = [] if first is None else [first]
     chunks: list[bytes] = []
     size = 0
     with trio.move_on_after(timeout) as deadline:
         while True:
-            message = first.pop() if first else await receive()
+            message = pending.pop() if pending else await receive()
             if message["type"] == "http.disconnect":
                 raise ClientGone("disconnected while sending the body")
             chunk = message.get("body", b"")
@@ -205,6 +202,7 @@ async def pump(
     timeout: float,
     leave_empty: bool = False,
     status: Callable[[int], int] | None = None,
+    eager: EagerLot | None = None,
 ) -> bool | None:
     """Write ``outbox`` as the response: one JSON body, or an SSE stream.
 
@@ -215,7 +213,9 @@ async def pump(
     ``receive``. Since watching registers a read with the OS, a response first waits up
     to :data:`EAGER_ROUNDS` scheduler rounds, and a JSON answer ready by then is written
     without watching at all (disconnection is noticed that much later); an SSE stream
-    waits for a second item as well, since its first is often the priming event. Each
+    waits for a second item as well, since its first is often the priming event. With
+    ``eager`` (the app's :class:`~._eager.EagerLot`, while it runs) the response parks
+    for those rounds and is resumed once, by its first item; without, it polls. Each
     SSE body carries everything queued when it is sent, and one after which the outbox
     is closed and empty ends the response: a tool answering at once costs one body
     (one write on the h11 engine, one send under hypercorn) instead of three or four.
@@ -226,13 +226,10 @@ async def pump(
     """
     # A JSON body is the one item; an SSE stream's first item is often its priming
     # event, so it waits for a second one too: written together (see below).
-    ready = 1 if outbox.json else 2
-    for _ in range(EAGER_ROUNDS):
-        if len(outbox) >= ready or outbox.closed:
-            break
-        # A round without the cancellation check (bounded: the watch or the write that
-        # follows is a checkpoint), which costs a few calls more each round.
-        await trio.lowlevel.cancel_shielded_checkpoint()
+    # (An SSE stream parked in ``eager`` may wait its rounds once per item.)
+    waiting = len(outbox) < (1 if outbox.json else 2) and not outbox.closed
+    if waiting and (eager is None or not await eager.wait(outbox)):
+        await _poll(outbox)
     started = False
     try:
         while True:
@@ -266,6 +263,18 @@ async def pump(
         logger.debug("client went away during the response")
         return False
     return True
+
+
+async def _poll(outbox: Outbox) -> None:
+    """Wait up to :data:`EAGER_ROUNDS` scheduler rounds until ``outbox`` holds what a
+    response starts with (one item for JSON, two for SSE) or ends, checking each round
+    (without an :class:`~._eager.EagerLot` to park in)."""
+    for _ in range(EAGER_ROUNDS):
+        # A round without the cancellation check (bounded: the watch or the write that
+        # follows is a checkpoint), which costs a few calls more each round.
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        if len(outbox) >= (1 if outbox.json else 2) or outbox.closed:
+            return
 
 
 def _error_status(body: bytes, status: Callable[[int], int]) -> int:

@@ -10,7 +10,7 @@ and what happens to the session afterwards.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Final, Protocol
 
 import trio
@@ -78,18 +78,21 @@ async def serve_post(
     try:
         if not requests:
             for message in messages:
-                await deliver(channel, message, limits.inbound_wait)
+                waiting = deliver(channel, message, limits.inbound_wait)
+                if waiting is not None:
+                    await waiting
             await send_empty(send, 202, session_headers(channel))
             return
         ids = [r.id for r in requests]
-        if len(set(ids)) != len(ids) or any(channel.in_flight(i) for i in ids):
-            raise HttpError(400, "Invalid Request: a request with this id is already in flight")
+        _check_ids(channel, ids)
         outbox = channel.open_request_stream(
             requests, batch=len(messages) > 1, caller=caller, headers=headers
         )
         for n, message in enumerate(messages):
             try:
-                await deliver(channel, message, limits.inbound_wait)
+                waiting = deliver(channel, message, limits.inbound_wait)
+                if waiting is not None:
+                    await waiting
             except HttpError:
                 for late in messages[n:]:
                     if isinstance(late, Request):
@@ -106,6 +109,7 @@ async def serve_post(
                 timeout=limits.send_timeout,
                 leave_empty=True,
                 status=status,
+                eager=channel.eager,
             )
         finally:
             channel.detach(outbox)
@@ -116,6 +120,15 @@ async def serve_post(
         channel.touch()
         if terminate is not None and channel.session_id is None:
             terminate(channel)
+
+
+def _check_ids(channel: HttpSessionChannel, ids: list[RequestId]) -> None:
+    """400 for a POST repeating an id, or naming one still in flight."""
+    if len(set(ids)) != len(ids):
+        raise HttpError(400, "Invalid Request: a request with this id is already in flight")
+    for request_id in ids:  # a loop, not a generator: no call per id
+        if channel.in_flight(request_id):
+            raise HttpError(400, "Invalid Request: a request with this id is already in flight")
 
 
 async def _answer_empty(
@@ -170,6 +183,11 @@ async def deliver_within(channel: _Inbox, message: Message, wait: float) -> None
             pass
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND) from None
+    await _deliver_waiting(channel, message, wait)
+
+
+async def _deliver_waiting(channel: _Inbox, message: Message, wait: float) -> None:
+    """:func:`deliver_within` once the queue had no room: wait for it, bounded."""
     try:
         with trio.move_on_after(wait) as waited:
             await channel.deliver(message)
@@ -184,22 +202,47 @@ async def deliver_within(channel: _Inbox, message: Message, wait: float) -> None
         )
 
 
-async def deliver(channel: HttpSessionChannel, message: Message, wait: float) -> None:
+def deliver(channel: HttpSessionChannel, message: Message, wait: float) -> Awaitable[None] | None:
     """Queue ``message`` for the session (:func:`deliver_within`), and let the channel
     stop the stream of a request the client cancelled. In a shared store, a message
-    for another process is relayed there instead (:mod:`._shared_channel`)."""
-    shared = channel.shared
-    if shared is not None:
+    for another process is relayed there instead (:mod:`._shared_channel`).
+
+    ``None`` when it was queued at once (a queue with room, no shared store: the
+    common case, with no coroutine to run); else the awaitable that delivers it."""
+    if channel.shared is None:
         try:
-            if await shared.route(message):
-                return
-        except StoreUnavailable:
-            raise unavailable(shared.sessions.retry_after) from None
+            channel.deliver_nowait(message)
+        except trio.WouldBlock:
+            return _wait_and_note(channel, message, wait)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND) from None
+        _delivered(channel, message)
+        return None
+    return _relay_or_deliver(channel, message, wait)
+
+
+async def _relay_or_deliver(channel: HttpSessionChannel, message: Message, wait: float) -> None:
+    shared = channel.shared
+    assert shared is not None
+    try:
+        if await shared.route(message):
+            return
+    except StoreUnavailable:
+        raise unavailable(shared.sessions.retry_after) from None
     await deliver_here(channel, message, wait)
 
 
 async def deliver_here(channel: HttpSessionChannel, message: Message, wait: float) -> None:
     """:func:`deliver` to this process's session (no relaying)."""
     await deliver_within(channel, message, wait)
+    _delivered(channel, message)
+
+
+async def _wait_and_note(channel: HttpSessionChannel, message: Message, wait: float) -> None:
+    await _deliver_waiting(channel, message, wait)
+    _delivered(channel, message)
+
+
+def _delivered(channel: HttpSessionChannel, message: Message) -> None:
     if isinstance(message, Notification) and message.method == "notifications/cancelled":
         channel.cancelled((message.params or {}).get("requestId"))

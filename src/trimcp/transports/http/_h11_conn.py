@@ -34,7 +34,7 @@ from urllib.parse import unquote
 import h11
 import trio
 
-from .._direct import receive, send
+from .._direct import read_now, receive, send
 from .._readable import wait_for_bytes
 from ..websocket._limits import WebSocketLimits
 from ._asgi_io import BODY_BUFFERED, Scope
@@ -204,6 +204,15 @@ class H11Connection:
         """The next request head; ``None`` when the client is done or too slow."""
         event = self.h11.next_event()
         if event is h11.NEED_DATA:
+            # Under load the next head arrives while the rest of the round runs (the
+            # client answers the response just written): after one scheduler round,
+            # the bytes already there are taken with no deadline to set up and no
+            # wait for the socket. A round only: the wait below, or the app, checks
+            # for cancellation.
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            if self._read_now():
+                event = self.h11.next_event()
+        if event is h11.NEED_DATA:
             began = self._has_bytes()
             with trio.CancelScope(deadline=trio.current_time() + self._timeout(began)) as scope:
                 if self.ticket is not None:
@@ -261,6 +270,20 @@ class H11Connection:
         if self.ticket is not None:
             return self.ticket.timeout(began=began)
         return self.limits.header_timeout if began else self.limits.keep_alive_timeout
+
+    def _read_now(self) -> bool:
+        """Feed h11 the bytes the socket already has, without waiting (see
+        :mod:`.._direct`); whether there were any (or the client is gone)."""
+        try:
+            data = read_now(self.stream, RECEIVE_SIZE)
+        except OSError:
+            data = b""
+        if data is None:
+            return False
+        if not data:
+            self.broken = True
+        self.h11.receive_data(data)
+        return True
 
     async def _read(self) -> bytes:
         """The next bytes (``b""`` once the client is gone; see :mod:`.._direct`)."""

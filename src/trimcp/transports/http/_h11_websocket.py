@@ -43,8 +43,10 @@ def _header(request: h11.Request, name: bytes) -> bytes | None:
 
 def is_websocket_upgrade(request: h11.Request) -> bool:
     """Whether ``request`` asks to become a WebSocket (RFC 6455 §4.2.1)."""
+    if request.method != b"GET":  # (a POST's headers are not scanned for it)
+        return False
     upgrade = _header(request, b"upgrade")
-    return request.method == b"GET" and upgrade is not None and upgrade.lower() == b"websocket"
+    return upgrade is not None and upgrade.lower() == b"websocket"
 
 
 def _subprotocols(request: h11.Request) -> list[str]:

@@ -54,11 +54,13 @@ class BodyReservation:
         """Hold ``size`` more bytes; :class:`HttpError` 503 (connection closed) if they
         fit in neither the client's nor the server's budget."""
         if not self._budget.take(size):
-            retry = str(self._retry_after).encode()
-            raise HttpError(
-                503, BUSY, code=SERVER_ERROR, headers=[(b"retry-after", retry)], close=True
-            )
+            raise _busy(self._retry_after)
         self.held += size
+
+
+def _busy(retry_after: int) -> HttpError:
+    retry = str(retry_after).encode()
+    return HttpError(503, BUSY, code=SERVER_ERROR, headers=[(b"retry-after", retry)], close=True)
 
 
 @final
@@ -91,6 +93,15 @@ class InboundBudget:
         """Count a body of ``client`` (``None``: a client without a known address or
         identity; those share one budget) while the ``with`` block receives it."""
         return BodyReservation(self, client)
+
+    def check(self, client: str | None, size: int) -> None:
+        """503, as :meth:`BodyReservation.take` would say it, unless a body of ``size``
+        bytes fits in ``client``'s budget and the server's now: for a body received
+        whole already, whose bytes would be taken and given back at once."""
+        held = self.held_by(client)
+        total = self.total
+        if held + size > self.client_limit or total.used + size > total.limit:
+            raise _busy(self.retry_after)
 
     def join(self, client: str | None) -> ByteBudget:
         """``client``'s budget, made for its first body being received."""

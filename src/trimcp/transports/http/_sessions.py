@@ -63,6 +63,7 @@ from trimcp.wire import (
 )
 
 from ._budget import ByteBudget
+from ._eager import EagerLot
 from ._event_store import EventStore
 from ._guards import SERVER_ERROR, Headers, HttpError
 from ._handshake import note_initialized
@@ -146,6 +147,8 @@ class HttpSessionChannel:
         #: The identity of the caller that created the session (with authorization):
         #: only that caller can use its id.
         self.owner: str | None = None
+        #: Where its responses wait their eager rounds (``None``: they poll).
+        self.eager: EagerLot | None = None
 
     # ------------------------------------------------------------ MessageChannel
     @property

@@ -30,8 +30,9 @@ import trio
 
 from trimcp.nursery import Caller, MessageChannel
 
-from ._asgi_io import Receive, read_body
+from ._asgi_io import Receive, read_body, whole_body
 from ._budget import ByteBudget
+from ._eager import EagerLot
 from ._event_store import EventStore
 from ._fairness import client_key, oldest_of_heaviest
 from ._guards import SERVER_ERROR, HttpError
@@ -99,6 +100,8 @@ class SessionManager:
         #: Makes the shared side of a session's channel when sessions live in a shared
         #: store (set by :class:`~._replicas.Replicas`); ``None``: this process alone.
         self.shared_routing: Callable[[str], SharedRouting] | None = None
+        #: Where this server's responses wait their eager rounds (:mod:`._eager`).
+        self.eager = EagerLot()
 
     async def read_body(
         self,
@@ -111,13 +114,25 @@ class SessionManager:
         """A request's whole body, within ``max_body_size`` and ``body_timeout``, counted
         against its client's share of the inbound budget while it arrives (:mod:`._inbound`)."""
         limits = self.limits
-        with self.inbound.receiving(self.client_key(scope, caller)) as reservation:
+        client = self.client_key(scope, caller)
+        if buffered:
+            # The whole body came with the head: nothing is being received any more,
+            # so it is only checked against the budget (taking its bytes and giving
+            # them back at once, with no checkpoint between, would be the same).
+            message = await receive()
+            body = whole_body(message, limits.max_body_size)
+            if body is not None:
+                self.inbound.check(client, len(body))
+                return body
+        else:
+            message = None
+        with self.inbound.receiving(client) as reservation:
             return await read_body(
                 receive,
                 limit=limits.max_body_size,
                 timeout=limits.body_timeout,
                 reservation=reservation,
-                buffered=buffered,
+                first=message,  # a first part read above (the body was not whole)
             )
 
     def client_key(self, scope: MutableMapping[str, Any], caller: Caller | None) -> str | None:
@@ -141,6 +156,7 @@ class SessionManager:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 nursery.start_soon(self._reap)
+                await nursery.start(self.eager.run)
                 task_status.started()
                 await trio.sleep_forever()
         finally:
@@ -172,6 +188,7 @@ class SessionManager:
         factory = self.store_factory if resumable and shared is None else None
         store = factory() if factory is not None else None
         channel = HttpSessionChannel(session_id, self.limits, store, self.session_output(), shared)
+        channel.eager = self.eager
         if session_id is not None:
             self._sessions[session_id] = channel
         self._spawn(channel, owner, handshake=not stateless)
@@ -231,6 +248,7 @@ class SessionManager:
             record.session_id, self.limits, None, self.session_output(), shared
         )
         channel.owner = record.owner
+        channel.eager = self.eager
         shared.restored = record
         if record.protocol_version is not None:
             channel.negotiated(record.protocol_version)

@@ -152,9 +152,11 @@ class Outbox:
             waker()
 
     def close(self) -> None:
-        """No more items: the response ends once the queued ones are written."""
-        self.closed = True
-        self._wake()
+        """No more items: the response ends once the queued ones are written. (Once
+        closed, closing again wakes nobody: a waiter checks ``closed`` before it waits.)"""
+        if not self.closed:
+            self.closed = True
+            self._wake()
 
     def abort(self) -> None:
         """Close and drop what is queued (the stream overflowed, or its response is
