@@ -293,7 +293,6 @@ def test_the_report_shows_what_each_hypercorn_ratio_measures() -> None:
 
 
 def test_the_plot_draws_the_ratio_lines(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
     from trimcp.bench._plot import _ratios, plot
 
     out = tmp_path / "bench.png"
