@@ -175,15 +175,19 @@ async def deliver_within(channel: _Inbox, message: Message, wait: float) -> None
     ended, 503 (``Retry-After: 1``) while it stays too busy to take it. A queue with
     room takes it at once, with no deadline to set up (the common case)."""
     deliver_nowait = getattr(channel, "deliver_nowait", None)
-    if deliver_nowait is not None:
-        try:
-            deliver_nowait(message)
-            return
-        except trio.WouldBlock:
-            pass
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            raise HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND) from None
-    await _deliver_waiting(channel, message, wait)
+    if deliver_nowait is None or not _queued_at_once(deliver_nowait, message):
+        await _deliver_waiting(channel, message, wait)
+
+
+def _queued_at_once(deliver_nowait: Callable[[Message], None], message: Message) -> bool:
+    """Whether the session's queue took ``message`` at once; 404 once it has ended."""
+    try:
+        deliver_nowait(message)
+    except trio.WouldBlock:
+        return False
+    except (trio.ClosedResourceError, trio.BrokenResourceError):
+        raise HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND) from None
+    return True
 
 
 async def _deliver_waiting(channel: _Inbox, message: Message, wait: float) -> None:
@@ -210,12 +214,8 @@ def deliver(channel: HttpSessionChannel, message: Message, wait: float) -> Await
     ``None`` when it was queued at once (a queue with room, no shared store: the
     common case, with no coroutine to run); else the awaitable that delivers it."""
     if channel.shared is None:
-        try:
-            channel.deliver_nowait(message)
-        except trio.WouldBlock:
+        if not _queued_at_once(channel.deliver_nowait, message):
             return _wait_and_note(channel, message, wait)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            raise HttpError(404, "Not Found: the session ended", code=SESSION_NOT_FOUND) from None
         _delivered(channel, message)
         return None
     return _relay_or_deliver(channel, message, wait)
