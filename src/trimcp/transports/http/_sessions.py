@@ -275,7 +275,8 @@ class HttpSessionChannel:
             if final and (not stream.batch or stream.done):
                 stream.collected.append(data)
                 self._finish_json(stream)  # it may still need the client's ids
-                self._forget_wire_ids(stream)
+                if self.wire_ids:
+                    self._forget_wire_ids(stream)
                 return
             if final:
                 stream.collected.append(data)
@@ -310,6 +311,7 @@ class HttpSessionChannel:
                 )
                 outbox.put(over_budget(stream, self.wire_ids), whole=True, force=True)
             outbox.close()
+            stream.outbox = None  # closed: ending the stream below need not close it again
         else:
             self.dropped += 1
             logger.debug("session %s: client left before its JSON response", self.session_id)
@@ -388,7 +390,9 @@ class HttpSessionChannel:
         The caller has checked that none of the ids is in flight (:meth:`in_flight`).
         """
         request_ids = [r.id for r in requests]
-        self._initialize_ids.update(r.id for r in requests if r.method == "initialize")
+        for request in requests:  # a loop, not a generator: no call per request
+            if request.method == "initialize":
+                self._initialize_ids.add(request.id)
         prefix = "" if self.shared is None else self.shared.stream_prefix
         stream = RequestStream(f"{prefix}{self._next_stream}", request_ids, batch, caller, headers)
         self._next_stream += 1
