@@ -278,7 +278,7 @@ class StreamableHttpApp(SessionRoutes):
             if self.legacy is None or not self.legacy.serves(scope.get("path")):
                 raise HttpError(404, "Not Found", code=SERVER_ERROR)
             return self.legacy.handle(scope, receive, send, headers, request, caller)
-        check_host_and_origin(self.host_policy, dict(scope), headers)
+        check_host_and_origin(self.host_policy, scope, headers)
         method = scope.get("method")
         if method != "POST" and headers.get("mcp-protocol-version") in STATELESS_VERSIONS:
             # The stateless era is POST only; its GET and DELETE are old traffic.
@@ -312,7 +312,7 @@ class StreamableHttpApp(SessionRoutes):
         caller = None
         path = request.path
         if path == self.path or (self.legacy is not None and self.legacy.serves(path)):
-            check_host_and_origin(self.host_policy, dict(scope), headers)
+            check_host_and_origin(self.host_policy, scope, headers)
             caller = await authenticate(self.auth, request)
         await self._route(scope, receive, send, headers, request, caller)
 
@@ -362,7 +362,7 @@ class StreamableHttpApp(SessionRoutes):
                     await send_empty(send, 202)
                     return
             else:
-                self._check_version(headers, channel)
+                self._check_version_value(version, channel)
             await self._serve_post(
                 channel, messages, requests, receive, send, caller=caller, headers=headers
             )
