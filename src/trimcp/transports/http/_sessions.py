@@ -116,7 +116,8 @@ class HttpSessionChannel:
         self.on_close: Callable[[], None] | None = None
         #: Called once ``notifications/initialized`` was delivered (the handshake is done).
         self.on_initialized: Callable[[], None] | None = None
-        self._inbound_send, self._inbound = trio.open_memory_channel[Message](limits.inbound_queue)
+        #: The session's inbound queue (``inbound_queue`` messages): what POSTs deliver.
+        self.inbound_send, self._inbound = trio.open_memory_channel[Message](limits.inbound_queue)
         self._by_request: dict[RequestId, RequestStream] = {}
         #: The stream each outstanding reverse call (a request the server made on a
         #: request's stream) went out on.
@@ -529,16 +530,18 @@ class HttpSessionChannel:
     async def deliver(self, message: Message) -> None:
         """Queue one inbound message for the session (waits while the queue is full);
         ``notifications/initialized`` calls :attr:`on_initialized`."""
-        await self._inbound_send.send(message)
-        self._delivered(message)
+        await self.inbound_send.send(message)
+        self.delivered(message)
 
     def deliver_nowait(self, message: Message) -> None:
         """:meth:`deliver` if the queue has room now; :class:`trio.WouldBlock` if not."""
-        self._inbound_send.send_nowait(message)
-        self._delivered(message)
+        self.inbound_send.send_nowait(message)
+        self.delivered(message)
 
-    def _delivered(self, message: Message) -> None:
-        note_initialized(self, message)
+    def delivered(self, message: Message) -> None:
+        """``message`` was queued (by :meth:`deliver`, or on :attr:`inbound_send`)."""
+        if self.on_initialized is not None:
+            note_initialized(self, message)
         if isinstance(message, Response | ErrorResponse) and message.id is not None:
             self._settle(message.id)  # the client answered a reverse call
 
@@ -546,7 +549,7 @@ class HttpSessionChannel:
         """Deliver a request whose response the transport swallows; set when answered."""
         answered = trio.Event()
         self._swallow[request.id] = answered
-        await self._inbound_send.send(request)
+        await self.inbound_send.send(request)
         return answered
 
     @property
@@ -581,7 +584,7 @@ class HttpSessionChannel:
         if self._closed:
             return
         self._closed = True
-        self._inbound_send.close()
+        self.inbound_send.close()
         for stream in self._live.values():
             if stream.outbox is not None:
                 stream.outbox.close()
