@@ -261,25 +261,54 @@ class HttpSessionChannel:
             return None
         return await self.store.store(stream_id, data)
 
+    def send_nowait(self, message: Message) -> None:
+        """:meth:`send` for the answer that completes its POST's JSON body (the
+        common case: nothing else was sent on its stream), which never waits;
+        :class:`trio.WouldBlock` for anything else, which :meth:`send` routes."""
+        if self._closed or not isinstance(message, Response | ErrorResponse):
+            raise trio.WouldBlock
+        response_id = message.id
+        stream = None if response_id is None else self._by_request.get(response_id)
+        if (
+            stream is None
+            or stream.mode != "pending"
+            or stream.batch
+            or response_id in self._swallow
+        ):
+            raise trio.WouldBlock
+        self._answer_json(stream, self._encode_answer(stream, message, response_id))
+
+    def _answer_json(self, stream: RequestStream, data: bytes) -> None:
+        """``data``, the last answer of ``stream`` while it is still pending, ends it as
+        its JSON body."""
+        stream.collected.append(data)
+        self._finish_json(stream)  # it may still need the client's ids
+        if self.wire_ids:
+            self._forget_wire_ids(stream)
+
+    def _encode_answer(
+        self, stream: RequestStream, message: Message, response_id: RequestId | None
+    ) -> bytes:
+        """``message`` encoded; an answer (``response_id``) carries its client's id and
+        ends its request on ``stream``."""
+        if response_id is None:
+            return encode(message)
+        if self.wire_ids:
+            assert isinstance(message, Response | ErrorResponse)
+            message = attrs.evolve(message, id=self.wire_ids.get(response_id, response_id))
+        stream.pending.discard(response_id)
+        del self._by_request[response_id]
+        return encode(message)
+
     async def _emit(
         self, stream: RequestStream, message: Message, *, response_id: RequestId | None
     ) -> None:
-        if response_id is not None and self.wire_ids:
-            assert isinstance(message, Response | ErrorResponse)
-            message = attrs.evolve(message, id=self.wire_ids.get(response_id, response_id))
-        data = encode(message)
-        final = response_id is not None
-        if response_id is not None:
-            stream.pending.discard(response_id)
-            del self._by_request[response_id]
+        data = self._encode_answer(stream, message, response_id)
         if stream.mode == "pending":
-            if final and (not stream.batch or stream.done):
-                stream.collected.append(data)
-                self._finish_json(stream)  # it may still need the client's ids
-                if self.wire_ids:
-                    self._forget_wire_ids(stream)
+            if response_id is not None and (not stream.batch or stream.done):
+                self._answer_json(stream, data)
                 return
-            if final:
+            if response_id is not None:
                 stream.collected.append(data)
                 return
             await self._start_sse(stream)
