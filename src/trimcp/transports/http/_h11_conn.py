@@ -157,7 +157,7 @@ class H11Connection:
                 return True
             if request is None:
                 return False
-            if is_websocket_upgrade(request):
+            if request.method == b"GET" and is_websocket_upgrade(request):
                 await self._serve_websocket(request)
                 return False
             scope = self._scope(request)
