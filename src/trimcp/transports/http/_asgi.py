@@ -37,7 +37,13 @@ from typing import Any, Final, final
 import trio
 
 from trimcp.nursery import Caller
-from trimcp.protocol import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, Feature, supports
+from trimcp.protocol import (
+    ALL_VERSIONS,
+    HANDSHAKE_VERSIONS,
+    STATELESS_VERSIONS,
+    Feature,
+    supports,
+)
 from trimcp.wire import (
     Message,
     Notification,
@@ -93,6 +99,10 @@ __all__ = ["StreamableHttpApp"]
 logger = logging.getLogger("trimcp.http.server")
 
 _DEFAULT_STORE: Final[Any] = object()
+#: The revisions whose POSTs may carry a JSON-RPC batch.
+_BATCHES: Final[dict[str | None, bool]] = {
+    version: supports(version, Feature.JSONRPC_BATCH) for version in ALL_VERSIONS
+}
 
 
 @final
@@ -405,7 +415,7 @@ class StreamableHttpApp(SessionRoutes):
 
     def _decode(self, body: bytes, channel: HttpSessionChannel | None) -> list[Message]:
         version = channel.protocol_version if channel is not None else None
-        batch = version is not None and supports(version, Feature.JSONRPC_BATCH)
+        batch = _BATCHES.get(version, False)  # (supports(), looked up once per revision)
         try:
             decoded = decode(body, allow_batch=batch)
         except RemoteProtocolError as exc:
