@@ -47,7 +47,6 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import final
 
-import attrs
 import trio
 
 from trimcp.nursery import Caller
@@ -67,8 +66,9 @@ from ._eager import EagerLot
 from ._event_store import EventStore
 from ._guards import SERVER_ERROR, Headers, HttpError
 from ._handshake import note_initialized
+from ._json_answers import JsonAnswers
 from ._modern_post import param_headers
-from ._request_stream import RequestStream, over_budget
+from ._request_stream import RequestStream
 from ._server_limits import HttpServerLimits
 from ._shared_channel import SharedRouting
 from ._sse_stream import Outbox
@@ -82,7 +82,7 @@ STANDALONE = "0"
 
 
 @final
-class HttpSessionChannel:
+class HttpSessionChannel(JsonAnswers):
     """The channel of one HTTP session; see the module doc.
 
     Args:
@@ -263,45 +263,6 @@ class HttpSessionChannel:
             return None
         return await self.store.store(stream_id, data)
 
-    def send_nowait(self, message: Message) -> None:
-        """:meth:`send` for the answer that completes its POST's JSON body (the
-        common case: nothing else was sent on its stream), which never waits;
-        :class:`trio.WouldBlock` for anything else, which :meth:`send` routes."""
-        if self._closed or not isinstance(message, Response | ErrorResponse):
-            raise trio.WouldBlock
-        response_id = message.id
-        stream = None if response_id is None else self._by_request.get(response_id)
-        if (
-            stream is None
-            or stream.mode != "pending"
-            or stream.batch
-            or response_id in self._swallow
-        ):
-            raise trio.WouldBlock
-        self._answer_json(stream, self._encode_answer(stream, message, response_id))
-
-    def _answer_json(self, stream: RequestStream, data: bytes) -> None:
-        """``data``, the last answer of ``stream`` while it is still pending, ends it as
-        its JSON body."""
-        stream.collected.append(data)
-        self._finish_json(stream)  # it may still need the client's ids
-        if self.wire_ids:
-            self._forget_wire_ids(stream)
-
-    def _encode_answer(
-        self, stream: RequestStream, message: Message, response_id: RequestId | None
-    ) -> bytes:
-        """``message`` encoded; an answer (``response_id``) carries its client's id and
-        ends its request on ``stream``."""
-        if response_id is None:
-            return encode(message)
-        if self.wire_ids:
-            assert isinstance(message, Response | ErrorResponse)
-            message = attrs.evolve(message, id=self.wire_ids.get(response_id, response_id))
-        stream.pending.discard(response_id)
-        del self._by_request[response_id]
-        return encode(message)
-
     async def _emit(
         self, stream: RequestStream, message: Message, *, response_id: RequestId | None
     ) -> None:
@@ -318,36 +279,6 @@ class HttpSessionChannel:
         if stream.over:
             self._end_stream(stream, stored=True)
             self._forget_wire_ids(stream)
-
-    def _forget_wire_ids(self, stream: RequestStream) -> None:
-        """Drop the client's ids of ``stream``'s requests, all answered now."""
-        if self.wire_ids:
-            for request_id in stream.ids:
-                self.wire_ids.pop(request_id, None)
-
-    def _finish_json(self, stream: RequestStream) -> None:
-        stream.mode = "json"
-        body = (
-            stream.collected[0] if not stream.batch else b"[" + b",".join(stream.collected) + b"]"
-        )
-        stream.collected = []
-        outbox = stream.outbox
-        if outbox is not None:
-            outbox.json = True
-            if not outbox.put(body, whole=True):
-                logger.warning(
-                    "session %s: a %d-byte answer exceeds the output budget; answered with "
-                    "an error instead",
-                    self.session_id,
-                    len(body),
-                )
-                outbox.put(over_budget(stream, self.wire_ids), whole=True, force=True)
-            outbox.close()
-            stream.outbox = None  # closed: ending the stream below need not close it again
-        else:
-            self.dropped += 1
-            logger.debug("session %s: client left before its JSON response", self.session_id)
-        self._end_stream(stream)
 
     async def _start_sse(self, stream: RequestStream, retry_ms: int | None = None) -> None:
         stream.mode = "sse"
