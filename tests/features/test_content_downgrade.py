@@ -4,8 +4,11 @@ has: audio and resource links become text, and newer members are left out."""
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from trimcp import (
     AudioContent,
@@ -25,8 +28,8 @@ from trimcp import (
     ToolContext,
     open_client,
 )
-from trimcp.protocol import Annotations, ContentBlock, Icon
-from trimcp.server._downgrade import fit_block
+from trimcp.protocol import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, Annotations, ContentBlock, Icon
+from trimcp.server._downgrade import fit_block, fit_tool_result, needs_fitting
 
 from ..core._schema_check import HANDSHAKE, SchemaCheck
 
@@ -183,3 +186,32 @@ async def test_form_schemas_fit_the_revision(version: str) -> None:
         assert properties == FORM["properties"]
         assert not many.is_error
     assert check.validate(version)["ElicitRequest"] == len(got)
+
+
+_wire_blocks = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=3)}),
+    st.fixed_dictionaries(
+        {"type": st.just("text"), "text": st.just("t")},
+        optional={"_meta": st.just({"k": 1}), "annotations": st.just({"lastModified": "x"})},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("audio"), "data": st.just("AAAA"), "mimeType": st.just("audio/wav")}
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("resource_link"), "uri": st.just("file:///a"), "name": st.just("a")},
+        optional={"title": st.just("A"), "_meta": st.just({})},
+    ),
+    st.just("not a block"),
+)
+
+
+@given(st.sampled_from([*HANDSHAKE_VERSIONS, *STATELESS_VERSIONS, None]), st.lists(_wire_blocks))
+def test_a_tool_result_is_fitted_block_by_block(version: str | None, content: list[Any]) -> None:
+    """Whatever shortcut the result takes (plain text, the newest revision), it is what
+    fitting every block says."""
+    result = {"content": content, "isError": False}
+    fitted = fit_tool_result(version, result)
+    if version is None or not needs_fitting(version):
+        assert fitted == result
+    else:
+        assert fitted == {**result, "content": [fit_block(version, block) for block in content]}

@@ -3,6 +3,8 @@ B41, B45, B48, B49 of the faults table), at the ASGI level."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import trio
 
@@ -390,25 +392,35 @@ async def test_not_running_gives_503() -> None:
         assert reply.status == 503
 
 
-async def test_in_flight_flood_gets_503_once_the_session_stops_reading(
-    autojump_clock: trio.testing.MockClock,
-) -> None:
+def _one_slot_server() -> tuple[Any, HttpServerLimits]:
+    """A server with one in-flight slot and one admission place, and a transport queue
+    of one message, waiting five seconds for room."""
     import trimcp
 
     server = make_server()
     server.limits = trimcp.SessionLimits(max_in_flight=1, max_queued=1)
-    limits = HttpServerLimits(inbound_queue=1, inbound_wait=5)
+    return server, HttpServerLimits(inbound_queue=1, inbound_wait=5)
+
+
+async def _fill(client: Any) -> list[Any]:
+    """Five calls that wait for a release: one running, one in the session's admission
+    step, one in its queue, one in the session reader's hand, one in the transport's
+    inbound queue."""
+    calls = [
+        client.start("POST", rpc(10 + n, "tools/call", {"name": "wait_release"}), client.headers())
+        for n in range(5)
+    ]
+    await trio.testing.wait_all_tasks_blocked()
+    return calls
+
+
+async def test_in_flight_flood_gets_503_once_the_session_stops_reading(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    server, limits = _one_slot_server()
     async with running(server, limits=limits) as client:
         await client.initialize()
-        calls = [
-            client.start(
-                "POST", rpc(10 + n, "tools/call", {"name": "wait_release"}), client.headers()
-            )
-            # one running, one in the session's admission step, one in its queue, one in
-            # the session reader's hand, one in the transport's inbound queue
-            for n in range(5)
-        ]
-        await trio.testing.wait_all_tasks_blocked()
+        calls = await _fill(client)
         busy = await client.post(rpc(20, "ping"))
         assert busy.status == 503
         assert busy.headers["retry-after"] == "1"
@@ -422,3 +434,35 @@ async def test_in_flight_flood_gets_503_once_the_session_stops_reading(
         assert all(c.json["result"]["content"][0]["text"] == "released" for c in calls)
         ok = await client.post(rpc(21, "ping"))
         assert ok.status == 200
+
+
+async def test_a_post_that_waited_for_room_is_delivered_once_there_is(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trimcp.transports.http import _asgi_post
+
+    waited: list[object] = []
+    note = _asgi_post._note_waited
+
+    def noting(channel: Any, message: Any) -> None:
+        waited.append(message.id)
+        note(channel, message)
+
+    monkeypatch.setattr(_asgi_post, "_note_waited", noting)
+    server, limits = _one_slot_server()
+    async with running(server, limits=limits) as client:
+        await client.initialize()
+        calls = await _fill(client)
+        waiting = client.start("POST", rpc(20, "ping"), client.headers())
+        await trio.testing.wait_all_tasks_blocked()
+        assert not waiting.complete.is_set()
+        await trio.sleep(1)  # within inbound_wait: room comes before the deadline
+        server.test_state["release"].set()
+        with trio.fail_after(10):
+            await waiting.complete.wait()
+            for call in calls:
+                await call.complete.wait()
+        assert waiting.status == 200
+        assert waiting.json["id"] == 20
+        assert "result" in waiting.json
+        assert 20 in waited  # it did wait for room, and was noted once delivered

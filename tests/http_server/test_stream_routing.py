@@ -82,3 +82,43 @@ async def test_an_answered_call_with_no_reverse_call_left_ends_as_before() -> No
     assert not outbox.closed  # the call itself is still running
     await channel.send(Response(id="call", result={"content": []}))
     assert outbox.closed
+
+
+@pytest.mark.parametrize("at_once", [True, False])
+async def test_an_answer_put_at_once_is_the_json_body_send_would_make(at_once: bool) -> None:
+    channel, outbox = _channel()
+    channel.wire_ids["call"] = "client-7"
+    answer = Response(id="call", result={"ok": True})
+    if at_once:
+        channel.send_nowait(answer)
+    else:
+        await channel.send(answer)
+    assert outbox.json
+    assert outbox.closed
+    assert json.loads(outbox._items[0][1]) == {
+        "jsonrpc": "2.0",
+        "id": "client-7",
+        "result": {"ok": True},
+    }
+    assert not channel.in_flight("call")
+    assert "call" not in channel.wire_ids
+
+
+async def test_what_is_not_a_pending_json_answer_is_left_to_send() -> None:
+    channel, outbox = _channel()
+    with pytest.raises(trio.WouldBlock):
+        channel.send_nowait(Notification(method="notifications/progress", params={}))
+    with pytest.raises(trio.WouldBlock):
+        channel.send_nowait(Response(id="unknown", result={}))
+    await channel.send(Request(id=0, method="sampling/createMessage", params={}), related="call")
+    with pytest.raises(trio.WouldBlock):  # the stream is SSE now
+        channel.send_nowait(Response(id="call", result={}))
+    assert not outbox.json
+    batch = HttpSessionChannel("b", HttpServerLimits(), None)
+    two = [Request(id=n, method="ping") for n in (1, 2)]
+    batch.open_request_stream(two, batch=True)
+    with pytest.raises(trio.WouldBlock):
+        batch.send_nowait(Response(id=1, result={}))
+    batch.close()
+    with pytest.raises(trio.WouldBlock):
+        batch.send_nowait(Response(id=2, result={}))

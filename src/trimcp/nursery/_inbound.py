@@ -56,7 +56,6 @@ logger = logging.getLogger("trimcp.session")
 
 #: What a handler cut short by ``handler_timeout`` "returned".
 _TIMED_OUT: Final = object()
-_ADMIT: Final = frozenset({Action.ACCEPT, Action.BARRIER})
 
 
 @final
@@ -119,7 +118,8 @@ class InboundRequests:
         except LifecycleError as exc:
             await self._refuse(request, exc.code, exc.message)
             return
-        if action not in _ADMIT:
+        # (identity, not a set of members: an Enum hashes in Python)
+        if action is not Action.ACCEPT and action is not Action.BARRIER:
             code, message = REFUSALS[action]
             await self._refuse(request, code, message)
             return

@@ -121,9 +121,18 @@ def fit_block(version: str, block: Any) -> Any:
 def fit_tool_result(version: str | None, result: dict[str, Any]) -> dict[str, Any]:
     """A ``tools/call`` result with every content block fitted to ``version``."""
     content = result.get("content")
-    if not needs_fitting(version) or not isinstance(content, list):
+    # (needs_fitting, inline: every tools/call asks)
+    if version is None or version == _LATEST or version not in HANDSHAKE_VERSIONS:
         return result
-    assert version is not None
+    if not isinstance(content, list):
+        return result
+    for block in content:  # plain text blocks only (the common case): nothing to fit
+        if type(block) is not dict or block.get("type") != "text":
+            break
+        if "_meta" in block or "annotations" in block:
+            break
+    else:
+        return result
     return {**result, "content": [fit_block(version, block) for block in content]}
 
 

@@ -164,7 +164,9 @@ class EraFront:
             return True
         if getattr(channel, "stateless_era", False):
             return True
-        return is_stateless_request(params if isinstance(params, dict) else None)
+        if not isinstance(params, dict) or "_meta" not in params:
+            return False  # (no call for the common request without _meta)
+        return is_stateless_request(params)
 
     def exempt(self, channel: MessageChannel, request: Request) -> bool:
         """Whether ``request``, read on ``channel``, is judged here rather than by the

@@ -37,7 +37,13 @@ from typing import Any, Final, final
 import trio
 
 from trimcp.nursery import Caller
-from trimcp.protocol import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, Feature, supports
+from trimcp.protocol import (
+    ALL_VERSIONS,
+    HANDSHAKE_VERSIONS,
+    STATELESS_VERSIONS,
+    Feature,
+    supports,
+)
 from trimcp.wire import (
     Message,
     Notification,
@@ -93,6 +99,10 @@ __all__ = ["StreamableHttpApp"]
 logger = logging.getLogger("trimcp.http.server")
 
 _DEFAULT_STORE: Final[Any] = object()
+#: The revisions whose POSTs may carry a JSON-RPC batch.
+_BATCHES: Final[dict[str | None, bool]] = {
+    version: supports(version, Feature.JSONRPC_BATCH) for version in ALL_VERSIONS
+}
 
 
 @final
@@ -278,7 +288,7 @@ class StreamableHttpApp(SessionRoutes):
             if self.legacy is None or not self.legacy.serves(scope.get("path")):
                 raise HttpError(404, "Not Found", code=SERVER_ERROR)
             return self.legacy.handle(scope, receive, send, headers, request, caller)
-        check_host_and_origin(self.host_policy, dict(scope), headers)
+        check_host_and_origin(self.host_policy, scope, headers)
         method = scope.get("method")
         if method != "POST" and headers.get("mcp-protocol-version") in STATELESS_VERSIONS:
             # The stateless era is POST only; its GET and DELETE are old traffic.
@@ -312,7 +322,7 @@ class StreamableHttpApp(SessionRoutes):
         caller = None
         path = request.path
         if path == self.path or (self.legacy is not None and self.legacy.serves(path)):
-            check_host_and_origin(self.host_policy, dict(scope), headers)
+            check_host_and_origin(self.host_policy, scope, headers)
             caller = await authenticate(self.auth, request)
         await self._route(scope, receive, send, headers, request, caller)
 
@@ -362,7 +372,7 @@ class StreamableHttpApp(SessionRoutes):
                     await send_empty(send, 202)
                     return
             else:
-                self._check_version(headers, channel)
+                self._check_version_value(version, channel)
             await self._serve_post(
                 channel, messages, requests, receive, send, caller=caller, headers=headers
             )
@@ -405,7 +415,7 @@ class StreamableHttpApp(SessionRoutes):
 
     def _decode(self, body: bytes, channel: HttpSessionChannel | None) -> list[Message]:
         version = channel.protocol_version if channel is not None else None
-        batch = version is not None and supports(version, Feature.JSONRPC_BATCH)
+        batch = _BATCHES.get(version, False)  # (supports(), looked up once per revision)
         try:
             decoded = decode(body, allow_batch=batch)
         except RemoteProtocolError as exc:

@@ -59,7 +59,10 @@ class SessionRoutes:
 
     def _check_version(self, headers: Headers, channel: HttpSessionChannel | None) -> None:
         """``MCP-Protocol-Version``: absent means 2025-03-26; else supported and agreed."""
-        value = headers.get("mcp-protocol-version")
+        self._check_version_value(headers.get("mcp-protocol-version"), channel)
+
+    def _check_version_value(self, value: str | None, channel: HttpSessionChannel | None) -> None:
+        """:meth:`_check_version` of the header's ``value`` (read already)."""
         if value is None:
             return
         if value not in self.supported_versions:

@@ -227,13 +227,13 @@ async def pump(
     # A JSON body is the one item; an SSE stream's first item is often its priming
     # event, so it waits for a second one too: written together (see below).
     # (An SSE stream parked in ``eager`` may wait its rounds once per item.)
-    waiting = len(outbox) < (1 if outbox.json else 2) and not outbox.closed
+    waiting = outbox.count < (1 if outbox.json else 2) and not outbox.closed
     if waiting and (eager is None or not await eager.wait(outbox)):
         await _poll(outbox)
     started = False
     try:
         while True:
-            while not len(outbox) and not outbox.closed:
+            while not outbox.count and not outbox.closed:
                 with trio.CancelScope() as wake:
                     outbox.waker = wake.cancel
                     try:
@@ -273,7 +273,7 @@ async def _poll(outbox: Outbox) -> None:
         # A round without the cancellation check (bounded: the watch or the write that
         # follows is a checkpoint), which costs a few calls more each round.
         await trio.lowlevel.cancel_shielded_checkpoint()
-        if len(outbox) >= (1 if outbox.json else 2) or outbox.closed:
+        if outbox.count >= (1 if outbox.json else 2) or outbox.closed:
             return
 
 
@@ -309,8 +309,8 @@ def _sse_body(outbox: Outbox, first: bytes) -> tuple[dict[str, Any], bool]:
     """``first`` and whatever else is queued now, as one body, and whether it ends the
     response (the outbox is closed and empty after it): an answer ready at once is one
     send, and one write, instead of one per event and one more for the end."""
-    data = first + outbox.take_queued() if len(outbox) else first
-    last = outbox.closed and not len(outbox)
+    data = first + outbox.take_queued() if outbox.count else first
+    last = outbox.closed and not outbox.count
     return {"type": "http.response.body", "body": data, "more_body": not last}, last
 
 

@@ -42,8 +42,8 @@ class _Wakeable(Protocol):
     waker: Callable[[], None] | None
     json: bool
     closed: bool
-
-    def __len__(self) -> int: ...
+    #: Items queued.
+    count: int
 
 
 class EagerLot:
@@ -76,7 +76,7 @@ class EagerLot:
             return False
         task = trio.lowlevel.current_task()
         abort = functools.partial(self._abort, task)
-        while len(outbox) < (1 if outbox.json else 2) and not outbox.closed:
+        while outbox.count < (1 if outbox.json else 2) and not outbox.closed:
             parked = self._round
             self._parked[task] = (outbox, parked)
             self._order.append((parked, task))

@@ -65,7 +65,7 @@ class HttpError(Exception):
 class Headers:
     """The request headers of an ASGI scope: names lower-case, values latin-1."""
 
-    __slots__ = ("_raw", "size")
+    __slots__ = ("_first", "_raw", "_repeated", "size")
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
         # The scope's own list, looked up when asked: a request parked in a handler
@@ -80,14 +80,16 @@ class Headers:
             pairs = [(name.lower(), value) for name, value in pairs]
         self._raw = pairs
         self.size = len(names) + sum(map(len, map(_VALUE, pairs)))
+        # The first value of each name, by name (built in C: a dozen lookups per
+        # request are then a dict's, not a scan each), and whether any name repeats
+        # (only then does :meth:`get_all` scan).
+        self._first = dict(reversed(pairs))
+        self._repeated = len(self._first) != len(pairs)
 
     def get(self, name: str) -> str | None:
         """The first value of header ``name`` (given lower-case), or ``None``."""
-        key = _KEYS.get(name) or _key(name)  # (known names without a call)
-        for raw_name, value in self._raw:
-            if raw_name == key:
-                return value.decode("latin-1")
-        return None
+        value = self._first.get(_KEYS.get(name) or _key(name))  # (known names: no call)
+        return None if value is None else value.decode("latin-1")
 
     def names(self) -> list[str]:
         """Every header name present (lower-case)."""
@@ -96,6 +98,9 @@ class Headers:
     def get_all(self, name: str) -> list[str]:
         """Every value of header ``name`` (given lower-case), in order."""
         key = _KEYS.get(name) or _key(name)
+        if not self._repeated:
+            value = self._first.get(key)
+            return [] if value is None else [value.decode("latin-1")]
         values = []
         for raw_name, value in self._raw:  # a loop, not a comprehension: one call less
             if raw_name == key:

@@ -23,10 +23,8 @@ error, an incomplete response, a cancelled write) closes the connection.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
-import time
 from collections.abc import Awaitable, MutableMapping
 from typing import Any, Final, final
 from urllib.parse import unquote
@@ -39,6 +37,7 @@ from .._readable import wait_for_bytes
 from ..websocket._limits import WebSocketLimits
 from ._asgi_io import BODY_BUFFERED, Scope
 from ._connections import Ticket
+from ._h11_head import date_field, response
 from ._h11_websocket import H11WebSocket, is_websocket_upgrade
 from ._header_pairs import shared_pairs
 from ._server_limits import HttpServerLimits
@@ -60,21 +59,6 @@ _ASGI: Final = {"version": "3.0", "spec_version": "2.3"}
 _HEAD_SENT: Final[MutableMapping[str, Any]] = {"type": "http.response.start"}
 
 
-class _DateCache:
-    """The ``Date`` header value, formatted once per second."""
-
-    second = -1
-    value = b""
-
-    @classmethod
-    def now(cls) -> bytes:
-        second = int(time.time())
-        if second != cls.second:
-            cls.value = email.utils.formatdate(second, usegmt=True).encode()
-            cls.second = second
-        return cls.value
-
-
 def _error_response(status: int, message: str) -> tuple[h11.Response, bytes]:
     body = json.dumps(
         {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}},
@@ -84,9 +68,9 @@ def _error_response(status: int, message: str) -> tuple[h11.Response, bytes]:
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
         (b"connection", b"close"),
-        (b"date", _DateCache.now()),
+        date_field(),
     ]
-    return h11.Response(status_code=status, headers=headers), body
+    return response(status, headers), body
 
 
 async def _prefetched(message: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -173,7 +157,7 @@ class H11Connection:
                 return True
             if request is None:
                 return False
-            if is_websocket_upgrade(request):
+            if request.method == b"GET" and is_websocket_upgrade(request):
                 await self._serve_websocket(request)
                 return False
             scope = self._scope(request)
@@ -474,8 +458,8 @@ class H11Connection:
         conn = self.h11
         data = b""
         if not self.head_sent:
-            headers = [*self.started.get("headers", ()), (b"date", _DateCache.now())]
-            data = conn.send(h11.Response(status_code=int(self.started["status"]), headers=headers))
+            headers = [*self.started.get("headers", ()), date_field()]
+            data = conn.send(response(int(self.started["status"]), headers))
             self.head_sent = True
             self.started = _HEAD_SENT  # a long response keeps no copy of its head
         body = message.get("body", b"")

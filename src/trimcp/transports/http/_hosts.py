@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, final
 
 import attrs
@@ -146,7 +146,7 @@ def _forbidden(what: str) -> HttpError:
     return HttpError(403, f"Forbidden: {what} not allowed", code=SERVER_ERROR)
 
 
-def check_host_and_origin(policy: HostPolicy, scope: dict[str, Any], headers: Headers) -> None:
+def check_host_and_origin(policy: HostPolicy, scope: Mapping[str, Any], headers: Headers) -> None:
     """Raise 400 for a malformed ``Host``, 403 for a ``Host`` or ``Origin`` the policy
     does not accept (see the module doc)."""
     if not policy.enabled:

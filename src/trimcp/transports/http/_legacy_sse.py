@@ -101,7 +101,7 @@ class LegacySseEndpoint:
     ) -> None:
         """Serve one request of either endpoint; ``caller`` is who the app authenticated
         (``None`` without authorization)."""
-        check_host_and_origin(self.host_policy, dict(scope), headers)
+        check_host_and_origin(self.host_policy, scope, headers)
         path, method = scope.get("path"), scope.get("method")
         if method == "GET" and path == self.sse_path:
             await self._stream(scope, receive, send, headers, caller)

@@ -47,7 +47,6 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import final
 
-import attrs
 import trio
 
 from trimcp.nursery import Caller
@@ -67,8 +66,9 @@ from ._eager import EagerLot
 from ._event_store import EventStore
 from ._guards import SERVER_ERROR, Headers, HttpError
 from ._handshake import note_initialized
+from ._json_answers import JsonAnswers
 from ._modern_post import param_headers
-from ._request_stream import RequestStream, over_budget
+from ._request_stream import RequestStream
 from ._server_limits import HttpServerLimits
 from ._shared_channel import SharedRouting
 from ._sse_stream import Outbox
@@ -82,7 +82,7 @@ STANDALONE = "0"
 
 
 @final
-class HttpSessionChannel:
+class HttpSessionChannel(JsonAnswers):
     """The channel of one HTTP session; see the module doc.
 
     Args:
@@ -112,11 +112,14 @@ class HttpSessionChannel:
         self.dropped = 0
         #: HTTP requests and streams using this session right now.
         self.busy = 0
-        self.last_active = trio.current_time()
+        #: The run's clock (one Python call per reading instead of two).
+        self._now = trio.lowlevel.current_clock().current_time
+        self.last_active = self._now()
         self.on_close: Callable[[], None] | None = None
         #: Called once ``notifications/initialized`` was delivered (the handshake is done).
         self.on_initialized: Callable[[], None] | None = None
-        self._inbound_send, self._inbound = trio.open_memory_channel[Message](limits.inbound_queue)
+        #: The session's inbound queue (``inbound_queue`` messages): what POSTs deliver.
+        self.inbound_send, self._inbound = trio.open_memory_channel[Message](limits.inbound_queue)
         self._by_request: dict[RequestId, RequestStream] = {}
         #: The stream each outstanding reverse call (a request the server made on a
         #: request's stream) went out on.
@@ -263,21 +266,12 @@ class HttpSessionChannel:
     async def _emit(
         self, stream: RequestStream, message: Message, *, response_id: RequestId | None
     ) -> None:
-        if response_id is not None and self.wire_ids:
-            assert isinstance(message, Response | ErrorResponse)
-            message = attrs.evolve(message, id=self.wire_ids.get(response_id, response_id))
-        data = encode(message)
-        final = response_id is not None
-        if response_id is not None:
-            stream.pending.discard(response_id)
-            del self._by_request[response_id]
+        data = self._encode_answer(stream, message, response_id)
         if stream.mode == "pending":
-            if final and (not stream.batch or stream.done):
-                stream.collected.append(data)
-                self._finish_json(stream)  # it may still need the client's ids
-                self._forget_wire_ids(stream)
+            if response_id is not None and (not stream.batch or stream.done):
+                self._answer_json(stream, data)
                 return
-            if final:
+            if response_id is not None:
                 stream.collected.append(data)
                 return
             await self._start_sse(stream)
@@ -285,35 +279,6 @@ class HttpSessionChannel:
         if stream.over:
             self._end_stream(stream, stored=True)
             self._forget_wire_ids(stream)
-
-    def _forget_wire_ids(self, stream: RequestStream) -> None:
-        """Drop the client's ids of ``stream``'s requests, all answered now."""
-        if self.wire_ids:
-            for request_id in stream.ids:
-                self.wire_ids.pop(request_id, None)
-
-    def _finish_json(self, stream: RequestStream) -> None:
-        stream.mode = "json"
-        body = (
-            stream.collected[0] if not stream.batch else b"[" + b",".join(stream.collected) + b"]"
-        )
-        stream.collected = []
-        outbox = stream.outbox
-        if outbox is not None:
-            outbox.json = True
-            if not outbox.put(body, whole=True):
-                logger.warning(
-                    "session %s: a %d-byte answer exceeds the output budget; answered with "
-                    "an error instead",
-                    self.session_id,
-                    len(body),
-                )
-                outbox.put(over_budget(stream, self.wire_ids), whole=True, force=True)
-            outbox.close()
-        else:
-            self.dropped += 1
-            logger.debug("session %s: client left before its JSON response", self.session_id)
-        self._end_stream(stream)
 
     async def _start_sse(self, stream: RequestStream, retry_ms: int | None = None) -> None:
         stream.mode = "sse"
@@ -388,7 +353,9 @@ class HttpSessionChannel:
         The caller has checked that none of the ids is in flight (:meth:`in_flight`).
         """
         request_ids = [r.id for r in requests]
-        self._initialize_ids.update(r.id for r in requests if r.method == "initialize")
+        for request in requests:  # a loop, not a generator: no call per request
+            if request.method == "initialize":
+                self._initialize_ids.add(request.id)
         prefix = "" if self.shared is None else self.shared.stream_prefix
         stream = RequestStream(f"{prefix}{self._next_stream}", request_ids, batch, caller, headers)
         self._next_stream += 1
@@ -525,16 +492,18 @@ class HttpSessionChannel:
     async def deliver(self, message: Message) -> None:
         """Queue one inbound message for the session (waits while the queue is full);
         ``notifications/initialized`` calls :attr:`on_initialized`."""
-        await self._inbound_send.send(message)
-        self._delivered(message)
+        await self.inbound_send.send(message)
+        self.delivered(message)
 
     def deliver_nowait(self, message: Message) -> None:
         """:meth:`deliver` if the queue has room now; :class:`trio.WouldBlock` if not."""
-        self._inbound_send.send_nowait(message)
-        self._delivered(message)
+        self.inbound_send.send_nowait(message)
+        self.delivered(message)
 
-    def _delivered(self, message: Message) -> None:
-        note_initialized(self, message)
+    def delivered(self, message: Message) -> None:
+        """``message`` was queued (by :meth:`deliver`, or on :attr:`inbound_send`)."""
+        if self.on_initialized is not None:
+            note_initialized(self, message)
         if isinstance(message, Response | ErrorResponse) and message.id is not None:
             self._settle(message.id)  # the client answered a reverse call
 
@@ -542,7 +511,7 @@ class HttpSessionChannel:
         """Deliver a request whose response the transport swallows; set when answered."""
         answered = trio.Event()
         self._swallow[request.id] = answered
-        await self._inbound_send.send(request)
+        await self.inbound_send.send(request)
         return answered
 
     @property
@@ -568,7 +537,7 @@ class HttpSessionChannel:
         self._initialize_ids.clear()
 
     def touch(self) -> None:
-        self.last_active = trio.current_time()
+        self.last_active = self._now()
         if self.shared is not None:
             self.shared.touch()
 
@@ -577,7 +546,7 @@ class HttpSessionChannel:
         if self._closed:
             return
         self._closed = True
-        self._inbound_send.close()
+        self.inbound_send.close()
         for stream in self._live.values():
             if stream.outbox is not None:
                 stream.outbox.close()

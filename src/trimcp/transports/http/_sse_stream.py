@@ -43,6 +43,7 @@ class Outbox:
         "_writing",
         "budget",
         "closed",
+        "count",
         "json",
         "max_bytes",
         "max_events",
@@ -78,6 +79,9 @@ class Outbox:
         #: Created on the first item and dropped once drained: an empty deque still
         #: holds a block of 64 slots, kept for as long as a parked stream lives.
         self._items: deque[tuple[str | None, bytes]] | None = None
+        #: Items queued (read-only outside; an attribute rather than ``len()``: a
+        #: response asks several times per answer).
+        self.count = 0
         self._size = 0
         #: No more items will come (read-only outside; an attribute rather than a
         #: property: a response asks every scheduler round while it waits).
@@ -90,7 +94,7 @@ class Outbox:
         self.waker: Callable[[], None] | None = None
 
     def __len__(self) -> int:
-        return len(self._items) if self._items is not None else 0
+        return self.count
 
     def put(
         self, chunk: bytes, event_id: str | None = None, *, whole: bool = False, force: bool = False
@@ -105,7 +109,7 @@ class Outbox:
         if self.closed:
             return False
         size = len(chunk)
-        if not whole and (len(self) >= self.max_events or self._size + size > self.max_bytes):
+        if not whole and (self.count >= self.max_events or self._size + size > self.max_bytes):
             return self._overflow()
         if self.budget is not None:
             holder = None if whole else self
@@ -115,6 +119,7 @@ class Outbox:
         if self._items is None:
             self._items = deque()
         self._items.append((event_id, chunk))
+        self.count += 1
         self._size += size
         self._wake()
         return True
@@ -132,6 +137,7 @@ class Outbox:
                 self.budget.take(size, force=True)
                 self._held = size
             self._items = deque([keep])
+            self.count = 1
             self._size = size
         return False
 
@@ -162,6 +168,7 @@ class Outbox:
         """Close and drop what is queued (the stream overflowed, or its response is
         over); every byte held goes back to the budget."""
         self._items = None
+        self.count = 0
         self._size = 0
         self._writing = 0
         if self.budget is not None:
@@ -169,7 +176,9 @@ class Outbox:
                 self.budget.give(self._held)
             self.budget.leave(self)
         self._held = 0
-        self.close()
+        if not self.closed:  # (close, inline: every response ends here)
+            self.closed = True
+            self._wake()
 
     async def get(self) -> tuple[str | None, bytes] | None:
         """The next item, or ``None`` once the outbox is closed and empty.
@@ -187,6 +196,7 @@ class Outbox:
         items = self._items
         assert items is not None
         item = items.popleft()
+        self.count -= 1
         if not items:
             self._items = None
         self._size -= len(item[1])
@@ -203,6 +213,7 @@ class Outbox:
             return b""
         data = b"".join(chunk for _event_id, chunk in items)
         self._items = None
+        self.count = 0
         self._size = 0
         self._writing += len(data)
         return data
