@@ -15,8 +15,10 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import cattrs
 
+from ._assembly import NO_DEFAULT, SlotWriter, slot_writers
 from ._constraints import checked_or_bare
 from ._errors import InvalidValue, UnknownFields, with_attribute_note
 from ._plan import MISSING, FieldPlan, ObjectPlan
@@ -99,21 +101,28 @@ def make_structure_fn(
         "_known": plan.known_keys,
         "_fek": UnknownFields,
     }
+    writers = slot_writers(build) if isinstance(build, type) else None
     lines = [
         "def structure(o, _type=None):",
         "    if not isinstance(o, dict):",
         "        raise _cve(_msg, [_invalid('expected object')], _build or dict)",
-        "    res = {}",
         "    errors = []",
     ]
+    if writers is None:
+        lines.append("    res = {}")
+        targets = {f.attribute: f"res[{f.name!r}]" for f in plan.fields}
+        if plan.extra_field is not None:
+            targets[plan.extra_field] = f"res[{plan.extra_field!r}]"
+    else:
+        targets = {w.attribute: f"a{j}" for j, w in enumerate(writers)}
+        lines += _initial_values(writers, ns)
     for i, field in enumerate(plan.fields):
-        lines.extend(_structure_field(i, field, ns, converter, is_late))
+        lines.extend(_structure_field(i, field, targets[field.attribute], ns, converter, is_late))
     if plan.extra_field is not None:
-        ns["_extra_name"] = plan.extra_field
         lines += [
             "    extra = {k: v for k, v in o.items() if k not in _known}",
             "    if extra:",
-            "        res[_extra_name] = extra",
+            f"        {targets[plan.extra_field]} = extra",
         ]
     if plan.forbid_extra:
         lines += [
@@ -124,6 +133,8 @@ def make_structure_fn(
     lines += ["    if errors:", "        raise _cve(_msg, errors, _build or dict)"]
     if build is None:
         lines.append("    return res")
+    elif writers is not None:
+        lines += _slot_writes(writers, ns)
     else:
         lines += [
             "    try:",
@@ -136,16 +147,48 @@ def make_structure_fn(
     return structure
 
 
+def _initial_values(writers: tuple[SlotWriter, ...], ns: dict[str, Any]) -> list[str]:
+    """Each attribute's local starts as its plain default, else missing (required, or a
+    factory called only when the input left it out)."""
+    lines = []
+    for j, writer in enumerate(writers):
+        default = writer.default
+        if default is NO_DEFAULT or isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            lines.append(f"    a{j} = _MISSING")
+        else:
+            ns[f"_d{j}"] = default
+            lines.append(f"    a{j} = _d{j}")
+    return lines
+
+
+def _slot_writes(writers: tuple[SlotWriter, ...], ns: dict[str, Any]) -> list[str]:
+    """Build the object as its attrs ``__init__`` would (:func:`._assembly.slot_writers`):
+    a bare instance, then every attribute that has a value written through its slot."""
+    ns["_new"] = object.__new__
+    lines = ["    obj = _new(_build)"]
+    for j, writer in enumerate(writers):
+        ns[f"_w{j}"] = writer.write
+        default = writer.default
+        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            ns[f"_f{j}"] = default.factory
+            lines.append(f"    _w{j}(obj, _f{j}() if a{j} is _MISSING else a{j})")
+        elif writer.init or default is not NO_DEFAULT:
+            lines.append(f"    _w{j}(obj, a{j})")
+    lines.append("    return obj")
+    return lines
+
+
 def _structure_field(
     i: int,
     field: FieldPlan,
+    target: str,
     ns: dict[str, Any],
     converter: cattrs.Converter,
     is_late: Callable[[Any], bool],
 ) -> list[str]:
     tp = checked_or_bare(field.type)  # Annotated kept when its metadata has checks
     ns[f"_t{i}"] = tp
-    w, n = repr(field.wire), repr(field.name)  # str literals in the generated source
+    w = repr(field.wire)  # a str literal in the generated source
     lines = [f"    v = o.get({w}, _MISSING)"]
     if field.required:
         lines += [
@@ -163,17 +206,17 @@ def _structure_field(
         return lines
     classes = _primitive_classes(tp)
     if tp in ANY_TYPES:
-        lines += ["    else:", f"        res[{n}] = v"]
+        lines += ["    else:", f"        {target} = v"]
     elif classes is not None:
         ns[f"_e{i}"] = f"expected {describe(tp)}"
         check = " or ".join(f"v.__class__ is _k{i}_{j}" for j in range(len(classes)))
         for j, cls in enumerate(classes):
             ns[f"_k{i}_{j}"] = cls
-        lines += [f"    elif {check}:", f"        res[{n}] = v"]
+        lines += [f"    elif {check}:", f"        {target} = v"]
         if int in classes and float not in classes:  # 5.0 is an integer (JSON Schema)
             lines += [
                 "    elif v.__class__ is float and v.is_integer():",
-                f"        res[{n}] = int(v)",
+                f"        {target} = int(v)",
             ]
         lines += ["    else:", f"        {fail}"]
     else:
@@ -184,7 +227,7 @@ def _structure_field(
         lines += [
             "    else:",
             "        try:",
-            f"            res[{n}] = _s{i}(v, _t{i})",
+            f"            {target} = _s{i}(v, _t{i})",
             "        except Exception as exc:",
             f"            errors.append(_note(exc, {w}, _t{i}, _owner))",
         ]

@@ -17,6 +17,15 @@ this prevents):
   caught as well, for callers who raise the cap.
 - duplicate member names in any object raise :class:`DuplicateMembers`, which carries a second,
   lenient parse of the text so that the caller can still echo a readable id.
+
+How duplicates are found without a Python call per member list: the C parser builds each object
+as a dict and an object hook adds up the members the dicts kept. In valid JSON every member has
+exactly one ``:`` outside strings, so the text's ``:`` count is the number of members written
+plus the colons inside strings. The members kept are those written minus the duplicates dropped.
+When the two counts are equal, both differences are zero: no duplicate (the common message has
+no colon in a string, and is settled here). Otherwise the colons outside strings are counted
+exactly (:func:`_members`) and compared with the members kept. An ``object_pairs_hook`` would
+cost a list of pairs and a call per object, about twice the parse itself.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import math
 import operator
 import re
 import sys
+import threading
 from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, Final
@@ -70,17 +80,6 @@ class _NonFinite(ValueError):
     pass
 
 
-class _Duplicate(Exception):
-    pass
-
-
-def _strict_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        raise _Duplicate
-    return obj
-
-
 def _lenient_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj: dict[str, Any] = {}
     for key, value in pairs:
@@ -108,11 +107,14 @@ def _bounded_int(text: str) -> int:
 _Scan = Callable[[str, int], tuple[Any, int]]
 
 
-def _make_scanner(pairs_hook: Any, *, guard_ints: bool) -> _Scan:
+def _make_scanner(
+    *, guard_ints: bool, pairs_hook: Any = None, object_hook: Any = None
+) -> _Scan:
     """The decoder's scanner (C when CPython has it). Called directly, it spares every
     message ``JSONDecoder.decode`` and ``raw_decode``, two Python frames around it;
     :func:`parse_json` does what they add (whitespace around the value, "Extra data")."""
     decoder = json.JSONDecoder(
+        object_hook=object_hook,
         object_pairs_hook=pairs_hook,
         parse_constant=_refuse_constant,
         parse_float=_finite_float,
@@ -122,9 +124,24 @@ def _make_scanner(pairs_hook: Any, *, guard_ints: bool) -> _Scan:
     return scan
 
 
-_STRICT: Final = _make_scanner(_strict_pairs, guard_ints=False)
-_STRICT_GUARDED: Final = _make_scanner(_strict_pairs, guard_ints=True)
-_LENIENT_GUARDED: Final = _make_scanner(_lenient_pairs, guard_ints=True)
+class _Counting(threading.local):
+    """Per thread (a scan runs Python code, the object hook, where another thread may
+    parse too): scanners whose object hook adds each object's member count to
+    ``kept[0]``."""
+
+    def __init__(self) -> None:
+        kept = self.kept = [0]
+
+        def count(obj: dict[str, Any]) -> dict[str, Any]:
+            kept[0] += len(obj)
+            return obj
+
+        self.scan = _make_scanner(guard_ints=False, object_hook=count)
+        self.scan_guarded = _make_scanner(guard_ints=True, object_hook=count)
+
+
+_COUNTING: Final = _Counting()
+_LENIENT_GUARDED: Final = _make_scanner(guard_ints=True, pairs_hook=_lenient_pairs)
 #: JSON's insignificant whitespace (what ``json.decoder.WHITESPACE`` matches).
 _SPACE: Final = " \t\n\r"
 
@@ -193,20 +210,34 @@ def parse_json(data: bytes | bytearray | memoryview | str, max_depth: int) -> An
         if _too_deep(raw, max_depth):
             raise _parse_error("nesting too deep")
     limit = sys.get_int_max_str_digits()
-    scan = _STRICT if 0 < limit <= _MAX_INT_DIGITS else _STRICT_GUARDED
+    counting = _COUNTING
+    scan = counting.scan if 0 < limit <= _MAX_INT_DIGITS else counting.scan_guarded
+    kept = counting.kept
+    before = kept[0]
     # The scan inline, as _lenient makes it: every message passes here.
     try:
         value, end = scan(text, len(text) - len(text.lstrip(_SPACE)))
-    except _Duplicate:
-        # Rare path: parse again keeping every member, so that a readable id can still be
-        # echoed. The strict parse stopped at the first duplicate, so the rest of the text
-        # may still be malformed.
-        raise DuplicateMembers(_lenient(text)) from None
     except (ValueError, StopIteration, RecursionError) as exc:
         raise _scan_error(exc) from None
     if end != len(text) and text[end:].strip(_SPACE):
         raise _parse_error("invalid JSON")  # more after the value
+    members = kept[0] - before
+    if members != text.count(":") and members != _members(text):
+        # Rare path: parse again keeping every member, so that a readable id can still
+        # be echoed.
+        raise DuplicateMembers(_lenient(text))
     return value
+
+
+def _members(text: str) -> int:
+    """The number of members written in ``text``, valid JSON: its ``:`` outside strings.
+
+    Escaped backslashes, then escaped quotes, are dropped first (left to right, as JSON
+    pairs them), so that every quote left opens or closes a string; splitting at quotes
+    then leaves the text outside strings at even positions."""
+    if "\\" in text:
+        text = text.replace("\\\\", "").replace('\\"', "")
+    return "".join(text.split('"')[::2]).count(":")
 
 
 def _lenient(text: str) -> Any:
