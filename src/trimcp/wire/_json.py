@@ -107,9 +107,7 @@ def _bounded_int(text: str) -> int:
 _Scan = Callable[[str, int], tuple[Any, int]]
 
 
-def _make_scanner(
-    *, guard_ints: bool, pairs_hook: Any = None, object_hook: Any = None
-) -> _Scan:
+def _make_scanner(*, guard_ints: bool, pairs_hook: Any = None, object_hook: Any = None) -> _Scan:
     """The decoder's scanner (C when CPython has it). Called directly, it spares every
     message ``JSONDecoder.decode`` and ``raw_decode``, two Python frames around it;
     :func:`parse_json` does what they add (whitespace around the value, "Extra data")."""
