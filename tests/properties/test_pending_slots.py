@@ -18,7 +18,7 @@ from hypothesis.strategies import integers
 
 from trimcp.dispatch import PendingTable
 
-from ._slot_scripts import Script, callers, in_arrival_order
+from ._slot_scripts import Script, callers, in_arrival_order, play
 
 EXAMPLES = int(os.environ.get("TRIMCP_PROPERTY_EXAMPLES", "40"))
 
@@ -41,10 +41,7 @@ async def _play(max_pending: int, script: Script) -> None:
             finally:
                 table.release(call)
 
-    with trio.fail_after(1000):  # a lost slot leaves a caller waiting forever
-        async with trio.open_nursery() as nursery:
-            for n, (start, hold, give_up) in enumerate(script):
-                nursery.start_soon(caller, n, start, hold, give_up)
+    await play(script, caller)
     assert high <= max_pending
     # Whoever got a slot got it in arrival order among those who waited for one.
     assert in_arrival_order(script, got)

@@ -21,7 +21,7 @@ from hypothesis.strategies import integers
 
 from trimcp.dispatch import Slots
 
-from ._slot_scripts import Script, callers, in_arrival_order
+from ._slot_scripts import Script, callers, in_arrival_order, play
 
 EXAMPLES = int(os.environ.get("TRIMCP_PROPERTY_EXAMPLES", "40"))
 
@@ -47,10 +47,7 @@ async def _play(total: int, script: Script) -> None:
                 held -= 1
                 slots.release()
 
-    with trio.fail_after(1000):  # a lost slot leaves a caller waiting forever
-        async with trio.open_nursery() as nursery:
-            for n, (start, hold, give_up) in enumerate(script):
-                nursery.start_soon(caller, n, start, hold, give_up)
+    await play(script, caller)
     assert high <= total
     assert in_arrival_order(script, got)
     assert slots.free == total

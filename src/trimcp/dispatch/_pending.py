@@ -187,11 +187,7 @@ class PendingTable:
     def release(self, call: PendingCall) -> None:
         """Forget ``call`` (after it resolved, or when its caller gave up)."""
         if self._calls.pop(call.id, None) is not None:
-            slots = self._slots
-            if slots.free:  # nobody can be waiting: Slots.release inline
-                slots.free += 1
-            else:
-                slots.release()
+            self._slots.release()
 
     def resolve(self, message: Response | ErrorResponse) -> bool:
         """Deliver an answer. Returns ``False`` (and counts it) when nobody waits for it."""
@@ -200,16 +196,6 @@ class PendingTable:
             self.dropped += 1
             logger.debug("dropped an answer for unknown request id %r", message.id)
             return False
-        if message.__class__ is Response and not call.done:
-            # _resolve inline for the common answer: a result for a call not yet done.
-            result = message.result
-            call.result = result
-            call.done = True
-            waiter = call._waiter
-            if waiter is not None:
-                trio.lowlevel.reschedule(waiter, outcome.Value(result))
-                call._waiter = None
-            return True
         if isinstance(message, Response):
             ok = call._resolve(message.result, None)
         else:

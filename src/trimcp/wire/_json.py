@@ -55,6 +55,8 @@ _BOM: Final = b"\xef\xbb\xbf"
 # translate(): keep only quotes and brackets, folding "{" "}" into "[" "]" (only depth matters).
 _NON_STRUCTURE: Final = bytes(b for b in range(256) if b not in b'"[]{}')
 _FOLD_BRACKETS: Final = bytes.maketrans(b"{}", b"[]")
+# translate(): keep only quotes and colons (a colon outside strings is a member's).
+_NON_MEMBER: Final = bytes(b for b in range(256) if b not in b'":')
 _RUNS: Final = re.compile(rb"\[+|\]+")
 
 
@@ -150,6 +152,18 @@ def _parse_error(reason: str) -> RemoteProtocolError:
     return RemoteProtocolError(message, error_hint=hint)
 
 
+def _outside_strings(raw: bytes, table: bytes | None, delete: bytes) -> bytes:
+    """``raw.translate(table, delete)`` of the bytes outside JSON strings (``delete`` must
+    drop backslashes and keep quotes). C-level passes only.
+
+    Escaped backslashes, then escaped quotes, are dropped first (left to right, as JSON
+    pairs them), so that every remaining quote opens or closes a string (other escapes
+    hold no quote); split at quotes, the even pieces are then outside strings."""
+    if b"\\" in raw:
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return b"".join(raw.translate(table, delete).split(b'"')[::2])
+
+
 def _too_deep(raw: bytes, max_depth: int) -> bool:
     """Whether ``raw`` nests arrays/objects deeper than ``max_depth`` (brackets in strings ignored).
 
@@ -157,12 +171,7 @@ def _too_deep(raw: bytes, max_depth: int) -> bool:
     Exact for valid JSON. For malformed JSON it may overestimate, never underestimate, the depth the
     parser would reach before failing; both outcomes are -32700, so only the wording differs.
     """
-    if b"\\" in raw:
-        # Drop escaped backslashes, then escaped quotes (left to right, as JSON pairs them), so
-        # that every remaining quote opens or closes a string. Other escapes hold no quote.
-        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    pieces = raw.translate(_FOLD_BRACKETS, _NON_STRUCTURE).split(b'"')
-    brackets = b"".join(pieces[::2])  # the odd pieces were inside strings
+    brackets = _outside_strings(raw, _FOLD_BRACKETS, _NON_STRUCTURE)
     if not brackets:
         return False
     if b"[" * (max_depth + 1) in brackets:
@@ -220,22 +229,19 @@ def parse_json(data: bytes | bytearray | memoryview | str, max_depth: int) -> An
     if end != len(text) and text[end:].strip(_SPACE):
         raise _parse_error("invalid JSON")  # more after the value
     members = kept[0] - before
-    if members != text.count(":") and members != _members(text):
+    if members != text.count(":") and members != _members(raw, text):
         # Rare path: parse again keeping every member, so that a readable id can still
         # be echoed.
         raise DuplicateMembers(_lenient(text))
     return value
 
 
-def _members(text: str) -> int:
-    """The number of members written in ``text``, valid JSON: its ``:`` outside strings.
-
-    Escaped backslashes, then escaped quotes, are dropped first (left to right, as JSON
-    pairs them), so that every quote left opens or closes a string; splitting at quotes
-    then leaves the text outside strings at even positions."""
-    if "\\" in text:
-        text = text.replace("\\\\", "").replace('\\"', "")
-    return "".join(text.split('"')[::2]).count(":")
+def _members(raw: bytes | None, text: str) -> int:
+    """The number of members written in ``text`` (valid JSON; ``raw`` its bytes, if it
+    came as bytes): its ``:`` outside strings."""
+    if raw is None:
+        raw = text.encode("utf-8", "surrogatepass")
+    return len(_outside_strings(raw, None, _NON_MEMBER))  # only colons are left
 
 
 def _lenient(text: str) -> Any:

@@ -198,11 +198,11 @@ async def _deliver_waiting(
     send: Callable[[Message], Awaitable[None]],
     message: Message,
     wait: float,
-    then: Callable[[HttpSessionChannel, Message], None] | None = None,
-    channel: HttpSessionChannel | None = None,
+    noted: HttpSessionChannel | None = None,
 ) -> None:
     """:func:`deliver_within` once the queue had no room: ``send`` it when there is,
-    within ``wait`` seconds (503 after); then ``then(channel, message)``."""
+    within ``wait`` seconds (503 after). ``send`` the raw queue's: the message is then
+    ``noted`` as delivered to that channel here."""
     try:
         with trio.CancelScope(relative_deadline=wait) as waited:
             await send(message)
@@ -215,8 +215,9 @@ async def _deliver_waiting(
             code=SERVER_ERROR,
             headers=[(b"retry-after", b"1")],
         )
-    if then is not None and channel is not None:
-        then(channel, message)
+    if noted is not None:
+        noted.delivered(message)
+        _delivered(noted, message)
 
 
 def deliver(channel: HttpSessionChannel, message: Message, wait: float) -> Awaitable[None] | None:
@@ -227,15 +228,10 @@ def deliver(channel: HttpSessionChannel, message: Message, wait: float) -> Await
     ``None`` when it was queued at once (a queue with room, no shared store: the
     common case, with no coroutine to run); else the awaitable that delivers it."""
     if channel.shared is None:
-        try:
-            channel.deliver_nowait(message)
-        except trio.WouldBlock:
+        if not _queued_at_once(channel.deliver_nowait, message):
             # The queue's own send, not the channel's deliver, and no coroutine of its
             # own around it: a waiting POST resumes through two frames less.
-            send = channel.inbound_send.send
-            return _deliver_waiting(send, message, wait, _note_waited, channel)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            raise _session_ended() from None
+            return _deliver_waiting(channel.inbound_send.send, message, wait, noted=channel)
         if isinstance(message, Notification):
             _delivered(channel, message)
         return None
@@ -256,11 +252,6 @@ async def _relay_or_deliver(channel: HttpSessionChannel, message: Message, wait:
 async def deliver_here(channel: HttpSessionChannel, message: Message, wait: float) -> None:
     """:func:`deliver` to this process's session (no relaying)."""
     await deliver_within(channel, message, wait)
-    _delivered(channel, message)
-
-
-def _note_waited(channel: HttpSessionChannel, message: Message) -> None:
-    channel.delivered(message)
     _delivered(channel, message)
 
 
