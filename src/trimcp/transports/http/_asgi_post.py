@@ -216,8 +216,7 @@ async def _deliver_waiting(
             headers=[(b"retry-after", b"1")],
         )
     if noted is not None:
-        noted.delivered(message)
-        _delivered(noted, message)
+        _note_waited(noted, message)
 
 
 def deliver(channel: HttpSessionChannel, message: Message, wait: float) -> Awaitable[None] | None:
@@ -252,6 +251,12 @@ async def _relay_or_deliver(channel: HttpSessionChannel, message: Message, wait:
 async def deliver_here(channel: HttpSessionChannel, message: Message, wait: float) -> None:
     """:func:`deliver` to this process's session (no relaying)."""
     await deliver_within(channel, message, wait)
+    _delivered(channel, message)
+
+
+def _note_waited(channel: HttpSessionChannel, message: Message) -> None:
+    """``message``, put on ``channel``'s raw queue after a wait, is delivered."""
+    channel.delivered(message)
     _delivered(channel, message)
 
 
