@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import trio
 import trio.lowlevel
 import trio.testing
@@ -196,3 +197,49 @@ async def test_a_request_head_already_on_the_socket_is_read_without_a_deadline()
         with trio.fail_after(10):
             await connection.run()
     assert waits_before == [0, 0, 1]
+
+
+async def test_a_head_waited_for_costs_one_empty_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Between two requests the engine tries the socket once (the next head is often
+    # there already); found empty, it waits for bytes before it reads again, rather
+    # than failing a second read first. Each empty read is a system call and an
+    # exception.
+    from trimcp.transports import _direct
+    from trimcp.transports.http import _h11_conn
+
+    empty: list[int] = []
+    real = _direct.read_now
+
+    def counting(stream: trio.abc.ReceiveStream, size: int) -> bytes | None:
+        data = real(stream, size)
+        if data is None:
+            empty.append(1)
+        return data
+
+    monkeypatch.setattr(_direct, "read_now", counting)
+    monkeypatch.setattr(_h11_conn, "read_now", counting)
+    server, client = await _connected_pair()
+    served: list[int] = []
+
+    async def app(scope: dict[str, object], receive: object, send: object) -> None:
+        served.append(len(empty))
+        await send({"type": "http.response.start", "status": 200, "headers": []})  # type: ignore[operator]
+        await send({"type": "http.response.body", "body": b"ok"})  # type: ignore[operator]
+
+    async def client_side() -> None:
+        for n in (1, 2):
+            await trio.testing.wait_all_tasks_blocked()  # the server waits for a head
+            await client.send_all(_GET % n)
+        await trio.testing.wait_all_tasks_blocked()
+        await client.send_eof()
+
+    await client.send_all(_GET % 0)
+    connection = _h11_conn.H11Connection(
+        server, app, HttpServerLimits(), server=None, client=None, ticket=None
+    )
+    async with server, client, trio.open_nursery() as nursery:
+        nursery.start_soon(client_side)
+        with trio.fail_after(10):
+            await connection.run()
+    # Request 0 was there at once; requests 1 and 2 each found the socket empty once.
+    assert served == [0, 1, 2]

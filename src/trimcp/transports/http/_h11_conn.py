@@ -187,6 +187,9 @@ class H11Connection:
     async def _next_request(self) -> h11.Request | None:
         """The next request head; ``None`` when the client is done or too slow."""
         event = self.h11.next_event()
+        #: The socket had nothing a moment ago: the first read below waits before it
+        #: tries (a read sure to fail costs a system call and an exception).
+        empty = False
         if event is h11.NEED_DATA:
             # Under load the next head arrives while the rest of the round runs (the
             # client answers the response just written): after one scheduler round,
@@ -196,6 +199,8 @@ class H11Connection:
             await trio.lowlevel.cancel_shielded_checkpoint()
             if self._read_now():
                 event = self.h11.next_event()
+            else:
+                empty = True
         if event is h11.NEED_DATA:
             began = self._has_bytes()
             with trio.CancelScope(deadline=trio.current_time() + self._timeout(began)) as scope:
@@ -203,7 +208,8 @@ class H11Connection:
                     self.ticket.waiting(scope)
                 try:
                     while event is h11.NEED_DATA:
-                        data = await self._read()
+                        data = await self._read(wait=empty)
+                        empty = False
                         self.h11.receive_data(data)
                         event = self.h11.next_event()
                         if data and not began and event is h11.NEED_DATA:
@@ -269,9 +275,12 @@ class H11Connection:
         self.h11.receive_data(data)
         return True
 
-    async def _read(self) -> bytes:
-        """The next bytes (``b""`` once the client is gone; see :mod:`.._direct`)."""
+    async def _read(self, *, wait: bool = False) -> bytes:
+        """The next bytes (``b""`` once the client is gone; see :mod:`.._direct`);
+        ``wait``: the socket was just found empty, so wait for bytes before reading."""
         try:
+            if wait:
+                await wait_for_bytes(self.stream)
             data = await receive(self.stream, RECEIVE_SIZE)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             data = b""
