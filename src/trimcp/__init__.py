@@ -32,6 +32,7 @@ from trimcp.nursery import BackgroundContext as BackgroundContext
 from trimcp.nursery import HandlerContext as HandlerContext
 from trimcp.nursery import SessionLimits as SessionLimits
 from trimcp.nursery import detach_for_background as detach_for_background
+from trimcp.nursery import tune_gc as tune_gc
 from trimcp.protocol import AudioContent as AudioContent
 from trimcp.protocol import BlobResourceContents as BlobResourceContents
 from trimcp.protocol import CallToolResult as CallToolResult
@@ -162,6 +163,7 @@ __all__ = [
     "serve_websocket",
     "stdio_command",
     "streamable_http",
+    "tune_gc",
     "websocket",
 ]
 

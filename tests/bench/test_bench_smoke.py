@@ -42,6 +42,11 @@ def test_tiny_memory_run_writes_complete_json(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["settings"]["transports"] == ["memory"]
     assert set(data["implementations"]["memory"]) == {"trimcp", "floor"}
+    # Every worker ran under the same collector, and says so (see trimcp.bench._gc).
+    assert data["settings"]["gc"] == "tuned"
+    for hello in data["implementations"]["memory"].values():
+        assert hello["gc"].startswith("tuned (thresholds 20000/"), hello["gc"]
+    assert "memory: garbage collector: trimcp tuned" in done.stdout
     by_metric: dict[str, list[dict[str, object]]] = {}
     for record in data["samples"]:
         assert "error" not in record, record

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -17,6 +18,8 @@ from typing import Any
 from . import _report, _runner
 from ._core import Workload
 from ._era import DEFAULT_ERA, ERAS
+from ._gc import ENV as GC_ENV
+from ._gc import MODES, apply_from_env
 from ._registry import DEFAULT_BY_TRANSPORT, REGISTRY, TRANSPORTS
 from ._runner import BASELINE_SUFFIX, Lines, Progress
 from ._settings import DEFAULT_LEVELS, METRIC_ORDER, Settings
@@ -129,6 +132,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="a source tree of another trimcp version (a checkout): implementations named "
         "NAME@base (e.g. --impl trimcp,trimcp@base,floor) run from it, side by side",
     )
+    p.add_argument(
+        "--gc",
+        choices=MODES,
+        default="tuned",
+        help="the garbage collector of every process, floors included: tuned (default, "
+        "trimcp.tune_gc, as trimcp serve runs) or default (CPython's settings)",
+    )
     p.add_argument("--json", metavar="FILE", help="write settings, all samples and summary")
     p.add_argument("--plot", metavar="FILE.png", help="plot throughput and p99 (matplotlib)")
 
@@ -186,6 +196,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         server_max_in_flight=args.server_max_in_flight,
         workload=workload,
         baseline=args.baseline,
+        gc=args.gc,
         **options,
     )
 
@@ -234,6 +245,9 @@ def _run_fleet(args: argparse.Namespace) -> int:
     """``--fleet``: the multi-process deployments of :mod:`._fleet`, side by side."""
     from ._fleet import LEVELS, render, run_fleet
 
+    # The workers inherit the setting; the client runs in this process.
+    os.environ[GC_ENV] = args.gc
+    apply_from_env()
     quick = args.quick
     results = run_fleet(
         levels=tuple(args.concurrency or LEVELS),

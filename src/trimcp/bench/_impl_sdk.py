@@ -40,6 +40,7 @@ from ._core import (
     tool_target,
 )
 from ._era import DEFAULT_ERA, guard_fanout, sdk_mode
+from ._gc import passed_on
 from ._probe import Probe, asyncio_tasks
 from ._process import PeerCpu, http_server, serve_command
 from ._runtimes import asyncio_runtime
@@ -137,7 +138,7 @@ class StdioDriver:
     @asynccontextmanager
     async def connect(self, workload: Workload) -> AsyncIterator[Target]:
         command = serve_command("sdk", "stdio", workload)
-        parameters = StdioServerParameters(command=sys.executable, args=command)
+        parameters = StdioServerParameters(command=sys.executable, args=command, env=passed_on())
         async with _client(parameters, workload) as client:
             yield await _target(client, workload)
 

@@ -288,7 +288,8 @@ def _table_lines(
 
 def _notes(results: dict[str, Any]) -> list[str]:
     """What a reader needs next to the ratios: which floor is comparable where, and the
-    JSON codec each implementation ran with (a floor never runs a slower one)."""
+    JSON codec and garbage collector settings each implementation ran with (a floor
+    never runs a slower codec; every process gets the same collector, :mod:`._gc`)."""
     notes = []
     for transport, hellos in results["implementations"].items():
         live = {n: h for n, h in hellos.items() if h.get("available")}
@@ -296,6 +297,10 @@ def _notes(results: dict[str, Any]) -> list[str]:
         if codecs:
             named = ", ".join(f"{n} {c}" for n, c in codecs.items())
             notes.append(f"{transport}: JSON codec: {named}")
+        collectors = {n: h.get("gc", "not reported") for n, h in live.items()}
+        if collectors:
+            named = ", ".join(f"{n} {c}" for n, c in collectors.items())
+            notes.append(f"{transport}: garbage collector: {named}")
         if transport == "memory" and "trimcp" in live and "floor" in live:
             notes.append(
                 "memory: trimcp passes message objects while floor encodes JSON lines; "

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from ._era import ERA_FREE
+from ._gc import ENV as GC_ENV
 from ._settings import Settings
 
 __all__ = ["BASELINE_SUFFIX", "Lines", "Progress", "Results", "Worker", "lacking", "run"]
@@ -73,18 +74,21 @@ class Worker:
         return bool(self.hello.get("available"))
 
     @classmethod
-    def start(cls, name: str, transport: str, baseline: str | None = None) -> Worker:
+    def start(
+        cls, name: str, transport: str, baseline: str | None = None, gc: str = "tuned"
+    ) -> Worker:
         """Start ``name``'s worker; a name ending in ``@base`` runs the implementation
         of that name from the source tree ``baseline`` (its ``src`` first on the path,
-        for its servers too), so two versions of trimcp run side by side."""
+        for its servers too), so two versions of trimcp run side by side. ``gc``: the
+        collector of the worker and its server children (:mod:`._gc`)."""
         base, at, _ = name.partition(BASELINE_SUFFIX)
-        env = None
+        env = {**os.environ, GC_ENV: gc}
         if at:
             if not baseline:
                 return cls(name, None, {"available": False, "reason": "needs --baseline DIR"})
             source = os.path.join(os.path.abspath(baseline), "src")
             path = os.environ.get("PYTHONPATH")
-            env = {**os.environ, "PYTHONPATH": source + (os.pathsep + path if path else "")}
+            env["PYTHONPATH"] = source + (os.pathsep + path if path else "")
         process = subprocess.Popen(
             [sys.executable, "-m", f"{__package__}._worker", base],
             stdin=subprocess.PIPE,
@@ -188,7 +192,7 @@ def run(settings: Settings, progress: Progress) -> Results:
     for transport in settings.transports:
         names = settings.implementations[transport]
         progress.update(0, f"{transport}: starting {', '.join(names)}")
-        workers = [Worker.start(n, transport, settings.baseline) for n in names]
+        workers = [Worker.start(n, transport, settings.baseline, settings.gc) for n in names]
         results.implementations[transport] = {w.name: w.hello for w in workers}
         for worker in workers:
             if not worker.available:
@@ -243,7 +247,7 @@ def _measure(
                 counter.starting(case)
                 command = settings.command(transport, metric, point, era)
                 if metric == "parked":  # a fresh process: its memory is the run's alone
-                    fresh = Worker.start(name, transport, settings.baseline)
+                    fresh = Worker.start(name, transport, settings.baseline, settings.gc)
                     try:
                         answer = fresh.ask(command)
                     finally:

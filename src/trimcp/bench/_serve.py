@@ -33,6 +33,7 @@ from functools import partial
 from typing import Any, Literal
 
 from ._core import Workload
+from ._gc import apply_from_env
 
 __all__ = ["main"]
 
@@ -174,6 +175,7 @@ def main(argv: list[str]) -> int:
     workload = Workload.from_json(json.loads(argv[2])) if len(argv) > 2 else Workload()
     if transport != "stdio":
         _exit_on_stdin_eof()
+    apply_from_env()
     SERVERS[kind](kind, transport, workload)
     return 0
 

@@ -45,6 +45,8 @@ class Settings:
     workload: payload size and the external target's command or URL and call.
     baseline: a source tree of another trimcp version; implementations named
       ``NAME@base`` run from it (see :meth:`._runner.Worker.start`).
+    gc: the garbage collector of every process, ``"tuned"`` (:func:`trimcp.tune_gc`)
+      or ``"default"`` (CPython's settings); see :mod:`._gc`.
     """
 
     transports: tuple[str, ...]
@@ -61,6 +63,7 @@ class Settings:
     workload: Workload = field(default_factory=Workload)
     eras: tuple[str, ...] = (DEFAULT_ERA,)
     baseline: str | None = None
+    gc: str = "tuned"
 
     def points(self, transport: str, metric: str) -> tuple[int, ...]:
         """The x values of ``metric``: levels, or the one parked / fan-out count."""

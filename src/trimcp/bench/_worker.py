@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from ._core import Implementation, Workload
 from ._era import unsupported_in
+from ._gc import apply_from_env, describe
 from ._metrics import METRICS
 from ._ndjson import ServerGone
 from ._registry import load
@@ -88,6 +89,7 @@ def main(argv: list[str]) -> int:
         out.write(json.dumps({"available": False, "reason": _why_unavailable(exc)}))
         out.write("\n")
         return 0
+    apply_from_env()  # after loading: the implementation's modules are frozen too
     hello = {
         "available": True,
         "name": impl.name,
@@ -98,6 +100,7 @@ def main(argv: list[str]) -> int:
         "absent": dict(impl.absent),
         "versions": dict(impl.versions),
         "python": sys.version.split()[0],
+        "gc": describe(),
     }
     out.write(json.dumps(hello) + "\n")
     for line in sys.stdin:

@@ -14,6 +14,8 @@ from ._drain import running_requests as running_requests
 from ._errors import SERVER_BUSY as SERVER_BUSY
 from ._errors import BackgroundLimitError as BackgroundLimitError
 from ._errors import unwrap_single as unwrap_single
+from ._gc import DEFAULT_YOUNG_THRESHOLD as DEFAULT_YOUNG_THRESHOLD
+from ._gc import tune_gc as tune_gc
 from ._lifecycle import SHUTTING_DOWN as SHUTTING_DOWN
 from ._lifecycle import TRANSITIONS as TRANSITIONS
 from ._lifecycle import Action as Action
@@ -32,6 +34,7 @@ from ._state import Role as Role
 from ._state import SessionState as SessionState
 
 __all__ = [
+    "DEFAULT_YOUNG_THRESHOLD",
     "SERVER_BUSY",
     "SHUTTING_DOWN",
     "TRANSITIONS",
@@ -61,5 +64,6 @@ __all__ = [
     "open_session",
     "refuse_requests",
     "running_requests",
+    "tune_gc",
     "unwrap_single",
 ]
