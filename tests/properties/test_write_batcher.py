@@ -163,3 +163,67 @@ async def test_a_batch_of_senders_is_woken_at_once() -> None:
         trio.lowlevel.remove_instrument(passes)
     assert [len(b.split(b";")) - 1 for b, _ok in pipe.writes] == [1, 100]
     assert passes.passes <= 6
+
+
+class _Instant:
+    """A write that completes without a scheduler round; records each batch."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    async def write(self, batch: bytes) -> None:
+        self.writes.append(batch)
+
+    def check(self) -> None:
+        pass
+
+
+@pytest.mark.trio
+async def test_a_lone_message_goes_at_once() -> None:
+    # The last write carried one message: no load, so no round is spent waiting for
+    # company (the task started first has not run when submit returns).
+    pipe = _Instant()
+    batcher = WriteBatcher(pipe.write, pipe.check)
+    ran: list[str] = []
+
+    async def other() -> None:
+        ran.append("other")
+
+    async with trio.open_nursery() as nursery:
+        for n in range(3):
+            nursery.start_soon(other)
+            await batcher.submit(b"%d;" % n)
+            assert ran == [] if n == 0 else ran == ["other"] * n
+            await trio.testing.wait_all_tasks_blocked()
+    assert pipe.writes == [b"0;", b"1;", b"2;"]
+
+
+@pytest.mark.trio
+async def test_under_load_the_senders_of_a_round_share_one_write() -> None:
+    pipe = Pipe()
+    batcher = WriteBatcher(pipe.write, pipe.check)
+
+    async def sender(n: int) -> None:
+        await batcher.submit(b"%d;" % n)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sender, 0)  # in the pipe
+        await trio.testing.wait_all_tasks_blocked()
+        for n in (1, 2):
+            nursery.start_soon(sender, n)  # queued behind it: a write of two
+        await trio.testing.wait_all_tasks_blocked()
+        pipe.gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        pipe.gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert not pipe.writing
+        # Nothing is being written, but the last write carried two: the first of the
+        # next round waits that round out, and the three go in one write.
+        for n in (3, 4, 5):
+            nursery.start_soon(sender, n)
+        await trio.testing.wait_all_tasks_blocked()
+        while pipe.writing:
+            pipe.gate.set()
+            await trio.testing.wait_all_tasks_blocked()
+    batches = [sorted(b.split(b";")[:-1]) for b, _ok in pipe.writes]
+    assert batches == [[b"0"], [b"1", b"2"], [b"3", b"4", b"5"]]
