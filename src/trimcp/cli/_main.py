@@ -21,6 +21,7 @@ from typing import Any
 
 import trio
 
+from trimcp.bench._gc import MODES as GC_MODES
 from trimcp.nursery import tune_gc
 from trimcp.server import Server, serve_http, serve_stdio, serve_websocket
 
@@ -109,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--gc",
-        choices=("tuned", "default"),
+        choices=GC_MODES,
         default="tuned",
         help="the garbage collector: 'tuned' (default) freezes what the loaded server holds "
         "and collects young objects every 20000 allocations instead of CPython's few "
