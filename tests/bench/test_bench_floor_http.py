@@ -8,6 +8,8 @@ server processes and the report's ratio for ``floor-hypercorn``.
 from __future__ import annotations
 
 import json
+import socket
+import struct
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -123,6 +125,33 @@ async def test_the_floor_refuses_what_an_mcp_server_must(name: str) -> None:
                 assert status == 400
                 assert json.loads(body)["error"]["code"] == -32700
             # The server still serves after all that.
+            assert (await _exchange(port, _post(ECHO), SESSION_HEADER))[0] == 200
+
+
+async def _reset(port: int, data: bytes) -> None:
+    """Send ``data`` on a connection of its own, then reset it (RST, not FIN)."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    stream.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    await stream.send_all(data)
+    await trio.testing.wait_all_tasks_blocked()
+    await stream.aclose()
+
+
+@pytest.mark.parametrize("name", list(ENGINES))
+async def test_the_floor_outlives_clients_that_reset_or_send_garbage(name: str) -> None:
+    # Any real server survives a peer that resets mid-request or sends a malformed
+    # head; a floor that crashed on one would end a benchmark run with it.
+    head = b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 40\r\n\r\n{"
+    async with _served(name) as port:
+        with trio.fail_after(10):
+            await _reset(port, head)
+            await _reset(port, b"")
+            await _reset(port, b"\x00\x01 not http at all\r\n\r\n")
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            async with stream:  # a malformed head, answered or dropped, never fatal
+                await stream.send_all(b"GARBAGE\r\n\r\n")
+                while await stream.receive_some(65536):
+                    pass
             assert (await _exchange(port, _post(ECHO), SESSION_HEADER))[0] == 200
 
 

@@ -147,38 +147,44 @@ async def serve_floor_http(*, task_status: trio.TaskStatus[int] = trio.TASK_STAT
 
 
 async def _connection(server: FloorServer, stream: Any) -> None:
+    """Serve one connection until it ends. A client that resets it or sends a malformed
+    head ends only its own connection, as with any real server (one frame per
+    connection all the same: a parked call's memory is what the floor measures)."""
     conn = h11.Connection(h11.SERVER)
     body: list[bytes] = []
     request: h11.Request | None = None
     async with stream:
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                data = bytes(await stream.receive_some(65536))
-                conn.receive_data(data)
-                if not data and conn.their_state is not h11.DONE:
+        try:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    data = bytes(await stream.receive_some(65536))
+                    conn.receive_data(data)
+                    if not data and conn.their_state is not h11.DONE:
+                        return
+                elif isinstance(event, h11.Data):
+                    body.append(bytes(event.data))
+                elif isinstance(event, h11.Request):
+                    request = event
+                elif isinstance(event, h11.EndOfMessage):
+                    assert request is not None
+                    headers = _h11_pairs(request.headers)
+                    answer = await answer_post(server, request.method, b"".join(body), headers)
+                    body = []
+                    if answer is None:
+                        return
+                    status, fields, content = answer
+                    head = conn.send(h11.Response(status_code=status, headers=fields)) or b""
+                    if content:
+                        content = conn.send(h11.Data(data=content)) or b""
+                    await stream.send_all(head + content + (conn.send(h11.EndOfMessage()) or b""))
+                    if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+                        return
+                    conn.start_next_cycle()
+                elif isinstance(event, h11.ConnectionClosed):
                     return
-            elif isinstance(event, h11.Data):
-                body.append(bytes(event.data))
-            elif isinstance(event, h11.Request):
-                request = event
-            elif isinstance(event, h11.EndOfMessage):
-                assert request is not None
-                headers = _h11_pairs(request.headers)
-                answer = await answer_post(server, request.method, b"".join(body), headers)
-                body = []
-                if answer is None:
-                    return
-                status, fields, content = answer
-                head = conn.send(h11.Response(status_code=status, headers=fields)) or b""
-                if content:
-                    content = conn.send(h11.Data(data=content)) or b""
-                await stream.send_all(head + content + (conn.send(h11.EndOfMessage()) or b""))
-                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
-                    return
-                conn.start_next_cycle()
-            elif isinstance(event, h11.ConnectionClosed):
-                return
+        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
+            return
 
 
 class FloorApp:
