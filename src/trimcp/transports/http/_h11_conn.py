@@ -37,7 +37,7 @@ from .._readable import wait_for_bytes
 from ..websocket._limits import WebSocketLimits
 from ._asgi_io import BODY_BUFFERED, Scope
 from ._connections import Ticket
-from ._h11_head import date_field, response
+from ._h11_head import date_field, response, send_whole
 from ._h11_websocket import H11WebSocket, is_websocket_upgrade
 from ._header_pairs import shared_pairs
 from ._server_limits import HttpServerLimits
@@ -464,22 +464,37 @@ class H11Connection:
             raise RuntimeError("http.response.body outside a response")
         if self.broken:
             raise trio.BrokenResourceError("the client went away")
+        await self._write(self._frame(self.started, message))
+
+    def _frame(self, started: MutableMapping[str, Any], message: MutableMapping[str, Any]) -> bytes:
+        """The bytes of a body ``message`` of the response ``started`` (its head with the
+        first), h11's state moved past them."""
         conn = self.h11
-        data = b""
+        body = message.get("body", b"")
+        more = message.get("more_body", False)
+        data = None
+        head = b""
         if not self.head_sent:
-            headers = [*self.started.get("headers", ()), date_field()]
-            data = conn.send(response(int(self.started["status"]), headers))
+            headers = [*started.get("headers", ()), date_field()]
+            status = int(started["status"])
             self.head_sent = True
             self.started = _HEAD_SENT  # a long response keeps no copy of its head
-        body = message.get("body", b"")
-        if body and not self.head_only:
-            data += conn.send(h11.Data(data=body))
-        if not message.get("more_body", False):
-            data += conn.send(h11.EndOfMessage())
+            if not more and body and not self.head_only:
+                # One body with its length: head and body by a head checked once.
+                data = send_whole(conn, status, headers, body)
+            if data is None:
+                head = conn.send(response(status, headers))
+        if data is None:
+            data = head
+            if body and not self.head_only:
+                data += conn.send(h11.Data(data=body))
+            if not more:
+                data += conn.send(h11.EndOfMessage())
+        if not more:
             self.complete = True
             if self.done_event is not None:
                 self.done_event.set()
-        await self._write(data)
+        return data
 
     async def _write(self, data: bytes) -> None:
         """Write ``data`` whole, within ``send_timeout`` (the app's ``send`` leaves the
