@@ -472,8 +472,7 @@ class H11Connection:
         conn = self.h11
         body = message.get("body", b"")
         more = message.get("more_body", False)
-        data = None
-        head = b""
+        data = b""
         if not self.head_sent:
             headers = [*started.get("headers", ()), date_field()]
             status = int(started["status"])
@@ -481,20 +480,23 @@ class H11Connection:
             self.started = _HEAD_SENT  # a long response keeps no copy of its head
             if not more and body and not self.head_only:
                 # One body with its length: head and body by a head checked once.
-                data = send_whole(conn, status, headers, body)
-            if data is None:
-                head = conn.send(response(status, headers))
-        if data is None:
-            data = head
-            if body and not self.head_only:
-                data += conn.send(h11.Data(data=body))
-            if not more:
-                data += conn.send(h11.EndOfMessage())
+                whole = send_whole(conn, status, headers, body)
+                if whole is not None:
+                    self._completed()
+                    return whole
+            data = conn.send(response(status, headers))
+        if body and not self.head_only:
+            data += conn.send(h11.Data(data=body))
         if not more:
-            self.complete = True
-            if self.done_event is not None:
-                self.done_event.set()
+            data += conn.send(h11.EndOfMessage())
+            self._completed()
         return data
+
+    def _completed(self) -> None:
+        """The response is whole on h11's side."""
+        self.complete = True
+        if self.done_event is not None:
+            self.done_event.set()
 
     async def _write(self, data: bytes) -> None:
         """Write ``data`` whole, within ``send_timeout`` (the app's ``send`` leaves the

@@ -1,6 +1,6 @@
 """Response heads for the h11 engine: the ``Date`` field, header fields checked by two
 patterns instead of h11's four calls per field, and whole responses framed by a head
-checked once per connection.
+checked once.
 
 h11 checks every field of a response it is handed (each name and value made bytes and
 matched against its grammar, one Python call apiece: sixteen for a JSON answer's four
@@ -37,6 +37,7 @@ from typing import Any, Final
 import h11
 
 from ._bounded_table import keep
+from ._client_heads import END_OF_MESSAGE
 
 __all__ = ["NAMES", "VALUES", "date_field", "response", "send_whole"]
 
@@ -101,8 +102,6 @@ class _DateCache:
 date_field: Final = _DateCache.now
 
 
-#: Shared (events are immutable): a whole response ends with it.
-_END: Final = h11.EndOfMessage()
 _LENGTH: Final = b"content-length"
 #: The stand-in's length field, and its line as h11 writes it (a line break before
 #: it: the status line's or the previous field's, never part of a value).
@@ -147,7 +146,7 @@ def send_whole(
     if event is None:
         event = response(status, fields)
     head = conn.send(event)
-    conn.send(_END)
+    conn.send(END_OF_MESSAGE)
     assert head is not None
     if made and len(head) <= WHOLE_HEAD_BYTES:
         keep(_stand_ins, key, event, WHOLE_HEADS)
