@@ -50,16 +50,16 @@ from ._runtimes import asyncio_runtime
 
 __all__ = ["IMPLEMENTATION", "JSON_MODE", "make_server"]
 
+# Sampling, which the SDK marks deprecated from 2026-07-28 on, is what the fan-out
+# measures (in the handshake era that still has it): a process running the SDK's
+# server or client here does not warn each time it makes a call.
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+
 
 def make_server() -> MCPServer:
-    """The benchmark server: unstructured tools (text content only).
-
-    It logs warnings only, as every benchmark server does (a line per session would
-    land in the middle of the report), and the fan-out's sampling calls, a feature the
-    SDK marks deprecated from 2026-07-28 on, do not warn each time a process makes them.
-    """
-    # Sampling is what the fan-out measures, in the handshake era that still has it.
-    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+    """The benchmark server: unstructured tools (text content only). It logs warnings
+    only, as every benchmark server does (a line per session would land in the middle
+    of the report)."""
     server = MCPServer("bench", log_level="WARNING")
     probe = Probe(asyncio_tasks)
 
