@@ -106,8 +106,8 @@ def configure_converter(conv: cattrs.Converter) -> None:
             return lambda value: conv.unstructure(value, tp)
         return conv.get_unstructure_hook(tp)
 
-    strict = StrictHooks(conv, hook_for)
     unions = UnionHooks(hook_for)
+    strict = StrictHooks(conv, hook_for, unions.tag_table)
     writers = Writers(conv, writer_for)
 
     def structure_attrs(cls: type) -> Any:

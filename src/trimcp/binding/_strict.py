@@ -29,6 +29,7 @@ from ._types import (
     sequence_kind,
     strip_annotated,
 )
+from ._unions import TagTable
 
 __all__ = ["StrictHooks"]
 
@@ -47,12 +48,20 @@ class StrictHooks:
     """The strict hook factories of one converter.
 
     *hook_for(tp)* returns the hook to use for a member type, late-bound when *tp* refers
-    to a class whose hooks are being generated (recursive types).
+    to a class whose hooks are being generated (recursive types); *tag_table(tp)* is
+    :meth:`._unions.UnionHooks.tag_table` (a list of content blocks picks each block's
+    hook itself).
     """
 
-    def __init__(self, converter: cattrs.Converter, hook_for: Callable[[Any], Hook]) -> None:
+    def __init__(
+        self,
+        converter: cattrs.Converter,
+        hook_for: Callable[[Any], Hook],
+        tag_table: Callable[[Any], TagTable | None],
+    ) -> None:
         self._converter = converter
         self._hook_for = hook_for
+        self._tag_table = tag_table
 
     # -- primitives ---------------------------------------------------------------------
 
@@ -159,7 +168,10 @@ class StrictHooks:
         args = tuple(checked_or_bare(a) for a in get_args(tp))
         if kind is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
             return self._fixed_tuple(args)
-        return self._homogeneous(kind, args[0] if args else Any)
+        elem = args[0] if args else Any
+        general = self._homogeneous(kind, elem)
+        tagged = self._tag_table(elem)
+        return general if tagged is None else _tagged_sequence(tagged, general, kind)
 
     def _homogeneous(self, kind: type, elem: Any) -> Hook:
         # A list is kept as built: no finishing call (most sequences are lists).
@@ -279,3 +291,34 @@ def _finisher(kind: type) -> Callable[[list[Any]], Any]:
         return result
 
     return finish_set
+
+
+def _tagged_sequence(tagged: TagTable, general: Hook, kind: type) -> Hook:
+    """The hook of a sequence of a tagged union (content blocks): each item's member is
+    found by its tag here and its hook called directly, a call fewer per item than
+    through the union's hook, which would pick the same member and call the same hook.
+    Anything else (not a list, an item that is not an object or whose tag is not a
+    known string, an item that fails) goes to ``general``, the sequence hook over the
+    union: it gives the same result, and reports a failure with the item's index."""
+    key, table = tagged
+    finish = None if kind is list else _finisher(kind)
+
+    def structure_tagged_sequence(value: Any, tp: Any) -> Any:
+        if value.__class__ is list:
+            out = []
+            for item in value:
+                if item.__class__ is not dict:
+                    break
+                tag = item.get(key)
+                chosen = table.get(tag) if tag.__class__ is str else None
+                if chosen is None:
+                    break
+                try:
+                    out.append(chosen[1](item, chosen[0]))
+                except Exception:
+                    break
+            else:
+                return out if finish is None else finish(out)
+        return general(value, tp)
+
+    return structure_tagged_sequence

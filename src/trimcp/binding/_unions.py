@@ -14,11 +14,22 @@ import cattrs
 
 from ._errors import InvalidValue, with_attribute_note
 from ._plan import MISSING, plan_for_class
-from ._types import JSON_KINDS, NoneType, describe, is_attrs, json_kinds, union_members
+from ._types import (
+    JSON_KINDS,
+    NoneType,
+    describe,
+    is_attrs,
+    is_union,
+    json_kinds,
+    union_members,
+)
 
-__all__ = ["UnionHooks"]
+__all__ = ["TagTable", "UnionHooks"]
 
 Hook = Callable[[Any, Any], Any]
+#: The tag key of a union whose objects its tag alone picks, and each string tag
+#: value's member with that member's hook (see :meth:`UnionHooks.tag_table`).
+TagTable = tuple[str, dict[str, tuple[Any, Hook]]]
 
 
 class UnionHooks:
@@ -38,7 +49,7 @@ class UnionHooks:
         if len(others) == 1:
             return self._optional(others[0])
         message = f"expected {describe(tp)}"
-        by_kind, anything = _by_kind([(m, self._hook_for(m)) for m in others])
+        by_kind, anything = self._by_kind(others)
         choose_object = _TagChooser(by_kind[dict])
         only = choose_object.only
 
@@ -72,6 +83,30 @@ class UnionHooks:
             raise first
 
         return structure_union
+
+    def tag_table(self, tp: Any) -> TagTable | None:
+        """For a union (without ``None``) whose objects one tag picks among members
+        that are all tagged (content blocks): the tag key and, by string tag value,
+        the member and its hook. An object carrying one of those values is structured
+        by the union's hook exactly as by that member's hook (the union's first
+        branch), so a container of such objects may call the member's hook directly.
+        ``None`` for any other type."""
+        if not is_union(tp):
+            return None
+        members = union_members(tp)
+        if NoneType in members or len(members) < 2:
+            return None
+        by_kind, _ = self._by_kind(list(members))
+        only = _TagChooser(by_kind[dict]).only
+        if only is None:
+            return None
+        key, table = only
+        return key, {tag: chosen for (cls, tag), chosen in table.items() if cls is str}
+
+    def _by_kind(
+        self, members: list[Any]
+    ) -> tuple[dict[type, list[tuple[Any, Hook]]], list[tuple[Any, Hook]]]:
+        return _by_kind([(m, self._hook_for(m)) for m in members])
 
     def _optional(self, tp: Any) -> Hook:
         hook = self._hook_for(tp)
