@@ -37,6 +37,7 @@ from trimcp.wire import (
     decode,
     encode,
     encode_sse,
+    to_value,
 )
 from trimcp.wire._json import DEFAULT_MAX_DEPTH, DuplicateMembers, parse_json
 
@@ -276,6 +277,44 @@ def test_encode_decode_round_trip(message: Message) -> None:
     assert b"\n" not in data
     assert decode(data) == message
     assert decode(data.decode("utf-8")) == message
+
+
+class _IntId(int):
+    pass
+
+
+class _StrId(str):
+    pass
+
+
+# Text with lone surrogates too (JSON escapes can carry them into decoded values).
+_any_text = st.text(st.characters(codec=None, exclude_categories=()), max_size=8)
+_written_ids = (
+    request_ids | _any_text | st.builds(_IntId, st.integers()) | st.builds(_StrId, _any_text)
+)
+_written_params = st.none() | st.dictionaries(_any_text, json_values | _any_text, max_size=4)
+_written = (
+    st.builds(Request, id=_written_ids, method=_any_text.filter(bool), params=_written_params)
+    | st.builds(Notification, method=_any_text.filter(bool), params=_written_params)
+    | st.builds(Response, id=_written_ids, result=_written_params.filter(lambda p: p is not None))
+    | messages
+)
+
+
+def _written_by_the_encoder(message: Message) -> bytes:
+    """What the stdlib encoder writes for the message's JSON object form."""
+    value = to_value(message)
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+@given(_written)
+def test_encode_writes_what_the_encoder_writes(message: Message) -> None:
+    # encode() writes the envelope of a request, notification or response itself around
+    # the encoded payload: byte for byte the encoder's text of the whole object.
+    assert encode(message) == _written_by_the_encoder(message)
 
 
 @given(st.lists(messages, min_size=1, max_size=5))

@@ -8,11 +8,8 @@ Decoding entry points (:func:`decode`, :meth:`Connection.next_event`, :meth:`SSE
 raise nothing but :class:`RemoteProtocolError`, whose ``error_hint`` is the reply to send.
 """
 
-from ._codec import JSON_CODEC as JSON_CODEC
 from ._codec import decode as decode
 from ._codec import decode_value as decode_value
-from ._codec import encode as encode
-from ._codec import to_value as to_value
 from ._codes import CONNECTION_CLOSED as CONNECTION_CLOSED
 from ._codes import HEADER_MISMATCH as HEADER_MISMATCH
 from ._codes import INTERNAL_ERROR as INTERNAL_ERROR
@@ -28,6 +25,9 @@ from ._codes import URL_ELICITATION_REQUIRED as URL_ELICITATION_REQUIRED
 from ._connection import CLOSED as CLOSED
 from ._connection import NEED_DATA as NEED_DATA
 from ._connection import Connection as Connection
+from ._encode import JSON_CODEC as JSON_CODEC
+from ._encode import encode as encode
+from ._encode import to_value as to_value
 from ._errors import LocalProtocolError as LocalProtocolError
 from ._errors import ProtocolError as ProtocolError
 from ._errors import RemoteProtocolError as RemoteProtocolError

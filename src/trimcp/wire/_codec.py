@@ -1,4 +1,4 @@
-"""JSON-RPC 2.0 messages to and from JSON, with MCP's restrictions.
+"""JSON-RPC 2.0 messages from JSON, with MCP's restrictions (writing them: ``_encode``).
 
 Decoding contract (the session layer relies on every line of it):
 
@@ -20,26 +20,19 @@ Decoding contract (the session layer relies on every line of it):
   come back as a list. An empty batch, or any invalid element, fails the *whole* decode with the
   element's error: partial batches would need a result type that mixes messages and errors, and the
   only revision that allows batches is legacy.
-
-Encoding produces compact UTF-8 JSON with no newline: ``json`` escapes every control character, so
-the output can be framed as one NDJSON line as is.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from ._codes import INVALID_REQUEST
-from ._errors import LocalProtocolError, RemoteProtocolError
+from ._errors import RemoteProtocolError
 from ._events import (
     NO_DATA,
     ErrorObject,
     ErrorResponse,
     Message,
-    Notification,
-    Request,
     Response,
     is_request_id,
     trusted_notification,
@@ -48,7 +41,7 @@ from ._events import (
 )
 from ._json import DEFAULT_MAX_DEPTH, DuplicateMembers, parse_json
 
-__all__ = ["DEFAULT_MAX_DEPTH", "decode", "decode_value", "encode", "to_value"]
+__all__ = ["DEFAULT_MAX_DEPTH", "decode", "decode_value"]
 
 _ABSENT: Final[Any] = object()  # typed Any so that dict.get(key, _ABSENT) stays Any
 
@@ -174,84 +167,3 @@ def decode(
     if value.__class__ is dict:  # the common case, without a call more
         return _message(value)
     return decode_value(value, allow_batch=allow_batch)
-
-
-def to_value(message: Message) -> dict[str, Any]:
-    """The JSON object form of ``message`` (a fresh dict; the params/result dicts are shared)."""
-    if type(message) is Request:
-        value: dict[str, Any] = {"jsonrpc": "2.0", "id": message.id, "method": message.method}
-        if message.params is not None:
-            value["params"] = message.params
-        return value
-    if type(message) is Notification:
-        value = {"jsonrpc": "2.0", "method": message.method}
-        if message.params is not None:
-            value["params"] = message.params
-        return value
-    if type(message) is Response:
-        return {"jsonrpc": "2.0", "id": message.id, "result": message.result}
-    if type(message) is ErrorResponse:
-        error: dict[str, Any] = {"code": message.error.code, "message": message.error.message}
-        if message.error.data is not NO_DATA:
-            error["data"] = message.error.data
-        return {"jsonrpc": "2.0", "id": message.id, "error": error}
-    raise LocalProtocolError(f"cannot encode {type(message).__name__}: not a wire message")
-
-
-#: The JSON codec messages are read and written with (named in benchmark reports).
-JSON_CODEC: Final = "json (stdlib)"
-
-# One C encoder built once: JSONEncoder.encode() would rebuild it on every call (~1 us). No
-# circular-reference markers: a cycle ends in RecursionError instead, which encode() reports.
-_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-_ASCII_ENCODER: Final = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-
-
-_Chunks = Callable[[Any, int], Iterable[str]]
-
-
-def _chunker(ascii: bool) -> _Chunks:
-    """The encoder's chunk generator (C when CPython has it), called as
-    ``chunks(value, 0)`` and joined by :func:`encode` itself: no Python frame between."""
-    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-    fallback = _ASCII_ENCODER if ascii else _ENCODER
-    if c_make_encoder is None:  # pragma: no cover - CPython always has the accelerator
-        return lambda value, _level: fallback.iterencode(value)
-    escape = json.encoder.encode_basestring_ascii if ascii else json.encoder.encode_basestring
-    chunks: _Chunks = c_make_encoder(
-        None, fallback.default, escape, None, ":", ",", False, False, False
-    )
-    return chunks
-
-
-_json_chunks: Final = _chunker(ascii=False)
-# Lone surrogates (legal as JSON escapes, so they can arrive in decoded params) cannot be UTF-8
-# encoded; this one writes them back as \uXXXX escapes instead.
-_ascii_json_chunks: Final = _chunker(ascii=True)
-
-
-def encode(message: Message | Sequence[Message]) -> bytes:
-    """Encode one message, or a sequence of messages as a batch array, as compact UTF-8 JSON.
-
-    The result has no trailing newline and never contains a raw CR or LF.
-
-    Raises:
-      LocalProtocolError: ``message`` is not a message or a non-empty sequence of messages, or its
-        params/result hold something JSON cannot represent (NaN, a set, a cycle...).
-    """
-    if isinstance(message, (Request, Notification, Response, ErrorResponse)):
-        value: Any = to_value(message)
-    elif isinstance(message, Sequence):
-        if not message:
-            raise LocalProtocolError("cannot encode an empty batch")
-        value = [to_value(item) for item in message]
-    else:
-        raise LocalProtocolError(f"cannot encode {type(message).__name__}: not a wire message")
-    try:
-        text = "".join(_json_chunks(value, 0))
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise LocalProtocolError(f"message is not JSON-serialisable: {exc}") from exc
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "".join(_ascii_json_chunks(value, 0)).encode("ascii")

@@ -17,7 +17,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import final
 
-from ._codec import decode, encode
+from ._codec import decode
+from ._encode import encode
 from ._errors import RemoteProtocolError
 from ._events import Message
 from ._framing import DEFAULT_MAX_LINE, LineFramer
