@@ -27,6 +27,7 @@ from trimcp.nursery import (
     open_session,
 )
 from trimcp.transports import MemoryChannel, StreamChannel
+from trimcp.transports._batch import DEFAULT_MAX_UNWRITTEN
 from trimcp.wire import ErrorResponse, Message, Notification, Request, Response
 
 from ._support import Peer, live_tasks, raw_pair, raw_session
@@ -84,23 +85,30 @@ async def test_a_peer_that_never_reads_stops_the_reader_at_the_in_flight_bounds(
 
 
 async def test_over_ndjson_a_peer_that_never_reads_is_bounded_too(autojump_clock: Any) -> None:
+    # Answers go to the stream's writer task without waiting until DEFAULT_MAX_UNWRITTEN
+    # bytes of them are queued; past that, each handler waits for its write, holding its
+    # in-flight slot, and the reader stops.
     limits = SessionLimits(max_in_flight=4, max_queued=4)
     ours, theirs = trio.testing.lockstep_stream_pair()
     channel = StreamChannel(ours, ours, send_timeout=10_000)
     baseline = len(live_tasks())
+    shortest = len(b'{"jsonrpc":"2.0","id":0,"result":{"id":0}}\n')
+    most = DEFAULT_MAX_UNWRITTEN // shortest + 100
     async with open_session(
         channel, role=Role.SERVER, registry=_echo_registry(), limits=limits
     ) as session:
         sent = 0
-        for i in range(300):
+        for i in range(most):
             with trio.move_on_after(1) as scope:
                 await theirs.send_all(b'{"jsonrpc":"2.0","id":%d,"method":"echo"}\n' % i)
             if scope.cancelled_caught:
                 break
             sent += 1
-        assert sent < 300
+        assert sent < most
         await trio.testing.wait_all_tasks_blocked()
-        assert len(live_tasks()) - baseline <= 3 + limits.max_in_flight
+        # the reader, the admission task, the session's own frame, the writer task and
+        # the handlers waiting for their writes
+        assert len(live_tasks()) - baseline <= 4 + limits.max_in_flight
         session.close()
 
 

@@ -6,9 +6,14 @@ writes never overlap; each message goes out at most once, in submit order; a sen
 that raised ``Cancelled`` never had its bytes written; one that returned normally had
 them taken into a write, and that write succeeded unless the sender was cancelled once
 they were on their way; one whose write failed raises ``BrokenResourceError``; once
-the pipe drains nobody is left waiting. And a batch's senders are woken together: a
-hundred senders queued behind a write return within a few scheduler passes once it
-ends, where a lock handed from sender to sender took a pass each.
+the pipe drains nobody is left waiting. The same holds with a writer task writing the
+batches (``start_writer``), which the scripts may stop at any point (its senders then
+write their batches themselves): bytes ``put`` without waiting go out once, in order,
+unless the pipe broke or the writer stopped first, and bytes refused (``WouldBlock``,
+past the bound of unwritten bytes, or with no writer) never go out. And a batch's
+senders are woken together: a hundred senders queued behind a write return within a
+few scheduler passes once it ends, where a lock handed from sender to sender took a
+pass each.
 """
 
 from __future__ import annotations
@@ -27,6 +32,12 @@ EXAMPLES = int(os.environ.get("TRIMCP_PROPERTY_EXAMPLES", "60"))
 
 OPS = ["send", "send", "send", "cancel", "finish", "finish", "fail"]
 steps = st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 15)), min_size=1, max_size=40)
+WRITER_OPS = [*OPS, "put", "put", "put", "stop"]
+writer_steps = st.lists(
+    st.tuples(st.sampled_from(WRITER_OPS), st.integers(0, 15)), min_size=1, max_size=40
+)
+#: A small bound on unwritten bytes, so that scripts meet refusals.
+MAX_UNWRITTEN = 9
 
 
 class Pipe:
@@ -63,9 +74,25 @@ class Pipe:
             raise trio.BrokenResourceError("an earlier write failed")
 
 
-async def _play(script: list[tuple[str, int]]) -> None:
+async def _host(*, task_status: trio.TaskStatus[tuple[trio.Nursery, trio.CancelScope]]) -> None:
+    """A nursery for the writer task, and the scope that stops it."""
+    with trio.CancelScope() as scope:
+        async with trio.open_nursery() as nursery:
+            task_status.started((nursery, scope))
+            await trio.sleep_forever()
+
+
+def _put(batcher: WriteBatcher, n: int) -> str:
+    try:
+        batcher.put(b"%d;" % n)
+    except trio.WouldBlock:
+        return "refused"
+    return "put"
+
+
+async def _play(script: list[tuple[str, int]], writer: bool = False) -> dict[int, str]:
     pipe = Pipe()
-    batcher = WriteBatcher(pipe.write, pipe.check)
+    batcher = WriteBatcher(pipe.write, pipe.check, max_unwritten=MAX_UNWRITTEN)
     outcome: dict[int, str] = {}
     scopes: dict[int, trio.CancelScope] = {}
 
@@ -80,13 +107,24 @@ async def _play(script: list[tuple[str, int]]) -> None:
         if scope.cancelled_caught:
             outcome[n] = "cancelled"
 
+    stopped = False
     async with trio.open_nursery() as nursery:
+        host, stop = await nursery.start(_host)
+        if writer:
+            assert batcher.start_writer(host.start_soon)
         sent = 0
         for op, k in script:
             if op == "send":
                 scopes[sent] = trio.CancelScope()
                 nursery.start_soon(sender, sent, scopes[sent])
                 sent += 1
+            elif op == "put":
+                scopes[sent] = trio.CancelScope()  # never cancelled: a put does not wait
+                outcome[sent] = _put(batcher, sent)
+                sent += 1
+            elif op == "stop":
+                stopped = stopped or batcher.writer
+                stop.cancel()
             elif op == "cancel" and scopes:
                 scopes[k % len(scopes)].cancel()
             elif op in ("finish", "fail"):
@@ -97,12 +135,17 @@ async def _play(script: list[tuple[str, int]]) -> None:
             pipe.fail_next = False
             pipe.gate.set()
             await trio.testing.wait_all_tasks_blocked()
+        stopped = stopped or batcher.writer
+        stop.cancel()
 
     assert sorted(outcome) == list(range(sent)), "a sender never returned"
-    _check(pipe, outcome, scopes)
+    _check(pipe, outcome, scopes, stopped)
+    return outcome
 
 
-def _check(pipe: Pipe, outcome: dict[int, str], scopes: dict[int, trio.CancelScope]) -> None:
+def _check(
+    pipe: Pipe, outcome: dict[int, str], scopes: dict[int, trio.CancelScope], stopped: bool
+) -> None:
     written = [(int(m), ok) for batch, ok in pipe.writes for m in batch.split(b";")[:-1]]
     numbers = [n for n, _ok in written]
     assert numbers == sorted(set(numbers)), "a message went out twice or out of order"
@@ -110,6 +153,13 @@ def _check(pipe: Pipe, outcome: dict[int, str], scopes: dict[int, trio.CancelSco
     taken = set(numbers)
     for n, how in outcome.items():
         cancelled = scopes[n].cancel_called
+        if how == "refused":
+            assert n not in taken, f"put {n} was refused but its bytes were written"
+            continue
+        if how == "put":
+            # Dropped only when the writer stopped (or the pipe broke) before taking it.
+            assert n in succeeded or pipe.failed or stopped, f"put {n} never went out"
+            continue
         if how == "cancelled":
             assert n not in taken, f"sender {n} raised Cancelled but its bytes were written"
         elif how == "returned":
@@ -126,6 +176,20 @@ def _check(pipe: Pipe, outcome: dict[int, str], scopes: dict[int, trio.CancelSco
 @given(steps)
 def test_coalesced_writes_keep_every_senders_promise(script: list[tuple[str, int]]) -> None:
     trio.run(_play, script)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(writer_steps)
+def test_a_writer_task_keeps_every_senders_promise(script: list[tuple[str, int]]) -> None:
+    trio.run(_play, script, True)
+
+
+@settings(max_examples=EXAMPLES // 2, deadline=None)
+@given(writer_steps)
+def test_without_a_writer_task_nothing_is_put(script: list[tuple[str, int]]) -> None:
+    # No writer: every put is refused (the caller then submits and waits).
+    outcome = trio.run(_play, [(op, k) for op, k in script if op != "stop"], False)
+    assert "put" not in outcome.values()
 
 
 class _Passes(trio.abc.Instrument):

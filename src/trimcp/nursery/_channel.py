@@ -47,7 +47,15 @@ class MessageChannel(Protocol):
       cancel scope per call (``nursery._deadlines``); ``None`` or absent: a scope each.
     * Optionally, ``send_nowait(message)`` sends a message at once without waiting or
       raises :class:`trio.WouldBlock` (and the errors of ``send``). With it, and no send
-      middleware, a request or an answer takes no scheduler round of its own.
+      middleware, a request or an answer takes no scheduler round of its own. A channel
+      that only queues the message (a byte stream's writer task writes it later) returns
+      a key, and ``withdraw(key) -> bool`` takes the message back if it was not written
+      yet: a call that ends before then (timed out, cancelled) is then never seen by the
+      peer, instead of being followed by its cancellation.
+    * Optionally, ``start_writer(spawn) -> bool``: the session calls it once, with its
+      nursery's ``start_soon``, before it sends anything, so that a byte stream's
+      writes can be made by a task of the session (each sender then queues, and
+      ``send_nowait`` queues without waiting) instead of by its senders.
     * ``negotiated`` tells the transport which protocol revision the session agreed on,
       for what depends on it (JSON-RPC batches in 2025-03-26, the
       ``MCP-Protocol-Version`` header on HTTP).

@@ -89,7 +89,7 @@ class InboundRequests:
     _nursery: trio.Nursery
     _send_chain: Terminal
     #: The channel's ``send_nowait`` when nothing stands between it and the session.
-    _send_nowait: Callable[[Message], None] | None
+    _send_nowait: Callable[[Message], object] | None
     _in_flight: dict[RequestId, InFlight]
     #: The ``max_in_flight`` slots, the admitter waiting for one while none is free.
     _in_flight_slots: Slots

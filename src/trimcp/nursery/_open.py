@@ -72,6 +72,9 @@ async def open_session(
                 )
                 nursery.start_soon(session._reader)
                 nursery.start_soon(session._admit)
+                start_writer = getattr(channel, "start_writer", None)
+                if start_writer is not None:
+                    start_writer(nursery.start_soon)
                 try:
                     yield session
                 finally:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Final, Protocol, Unpack, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 import trio
 
@@ -34,7 +34,7 @@ from trimcp.wire import Message, Notification, RequestId, make_request
 from ._callbacks import CallbackQueues, ProgressInbox
 from ._channel import MessageChannel
 from ._deadlines import CallDeadlines
-from ._observer import RequestObserver, RequestOptions
+from ._observer import RequestObserver
 
 if TYPE_CHECKING:
     from trimcp.dispatch import PendingTable, Terminal
@@ -86,7 +86,9 @@ class OutboundRequests:
     _pending: PendingTable
     _send_chain: Terminal
     #: The channel's ``send_nowait`` when nothing stands between it and the session.
-    _send_nowait: Callable[[Message], None] | None
+    _send_nowait: Callable[[Message], object] | None
+    #: The channel's ``withdraw`` (see :class:`~trimcp.nursery.MessageChannel`), or None.
+    _withdraw: Callable[[object], bool] | None
     #: The channel's ``send`` when nothing stands between it and the session (the send
     #: chain is then ``_write``, one frame more per request).
     _send_direct: _ChannelSend | None
@@ -105,25 +107,35 @@ class OutboundRequests:
     _timed_sends: bool
 
     def request(
-        self, method: str, params: dict[str, Any] | None = None, **options: Unpack[RequestOptions]
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        related: RequestId | None = None,
+        announce_cancel: bool = True,
     ) -> Awaitable[dict[str, Any]]:
         """Send a request and wait for its result (see :meth:`_request`). A plain function,
-        so an :attr:`observer` wraps the call without a frame more for calls nobody watches."""
+        so an :attr:`observer` wraps the call without a frame more for calls nobody
+        watches; the options go on by position (no keyword dict built per call)."""
         if self.observer is not None:
             return self.observer.outbound(
                 self,  # type: ignore[arg-type]  # a mixin of Session
                 self._request,
                 method,
                 params,
-                **options,
+                timeout=timeout,
+                on_progress=on_progress,
+                related=related,
+                announce_cancel=announce_cancel,
             )
-        return self._request(method, params, **options)
+        return self._request(method, params, timeout, on_progress, related, announce_cancel)
 
     async def _request(  # noqa: C901 - one flat frame per call (see the send below)
         self,
         method: str,
         params: dict[str, Any] | None = None,
-        *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         related: RequestId | None = None,
@@ -166,6 +178,8 @@ class OutboundRequests:
             # to follow, no send middleware, a channel that can withdraw a queued send.
             timed = inbox is None and self._timed_sends and self._deadlines.add(call, now + wait)
             sent = False
+            #: What the channel's send_nowait returned for the request (a queued line's key).
+            queued: object = None
             try:
                 scope: trio.CancelScope | _NoScope = _NO_SCOPE
                 if not timed:
@@ -181,7 +195,7 @@ class OutboundRequests:
                             # for the send (the wait for the answer is the checkpoint).
                             await trio.lowlevel.checkpoint_if_cancelled()
                             try:
-                                put(request)
+                                queued = put(request)
                             except trio.WouldBlock:
                                 put = None
                         if put is None:
@@ -203,7 +217,12 @@ class OutboundRequests:
                 announce = announce_cancel and method != "initialize"
                 # (_abandoned is asked only once this side ended the session.)
                 ended = self._ended_locally
-                if sent and announce and (not call.done or (ended and self._abandoned(call))):
+                if (
+                    sent
+                    and announce
+                    and (not call.done or (ended and self._abandoned(call)))
+                    and not self._withdrawn(queued)
+                ):
                     await self._send_cancel(call.id, related)
             if scope.cancelled_caught:
                 raise RequestTimeoutError(f"{method} got no answer within {wait:g} s")
@@ -215,6 +234,12 @@ class OutboundRequests:
             self._pending.release(call)
             if on_progress is not None:
                 del self._progress[call.id]
+
+    def _withdrawn(self, queued: object) -> bool:
+        """Whether a request the channel queued (``queued``: its key) was taken back
+        before it was written: then the peer never sees it, and no cancellation is due."""
+        withdraw = self._withdraw
+        return queued is not None and withdraw is not None and withdraw(queued)
 
     def _expire(self, call: PendingCall) -> None:
         """The deadline timer's verdict on ``call``: it timed out (see :mod:`._deadlines`)."""

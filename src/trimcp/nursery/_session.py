@@ -152,7 +152,8 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
         #: request reads it): the run's clock, which a session never outlives.
         self._now = trio.lowlevel.current_clock().current_time
         self._timed_sends = False
-        self._send_nowait: Callable[[Message], None] | None = None
+        self._send_nowait: Callable[[Message], object] | None = None
+        self._withdraw: Callable[[object], bool] | None = getattr(channel, "withdraw", None)
         self._callbacks = CallbackQueues(self, limits.max_queued_callbacks)
         self._notifier = Notifier(self, limits.max_queued_notifications)
         #: Watches requests in both directions (see :mod:`._observer`); ``None``: nobody.
@@ -207,8 +208,8 @@ class Session(InboundRequests, OutboundRequests, metaclass=NoPublicConstructor):
             self._send_nowait = put
         else:
 
-            def put_prepared(message: Message) -> None:
-                put(prepare(message))
+            def put_prepared(message: Message) -> object:
+                return put(prepare(message))
 
             self._send_nowait = put_prepared
         self._recv_chain = self._recv_stack.compose(self._dispatch, self, self._bound)

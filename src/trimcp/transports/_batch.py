@@ -42,7 +42,11 @@ import trio
 
 from ._parked import ParkedTasks
 
-__all__ = ["WriteBatcher"]
+__all__ = ["DEFAULT_MAX_UNWRITTEN", "WriteBatcher"]
+
+#: Bytes a stream's senders may queue for its writer task without waiting (see
+#: :meth:`WriteBatcher.put`); past it they wait for their write.
+DEFAULT_MAX_UNWRITTEN: Final = 64 * 1024
 
 #: States of a batch: its senders queue, then one is woken to write it (its turn),
 #: then it is being written, then written or failed.
@@ -72,10 +76,25 @@ class WriteBatcher:
     Bounded by its senders: each queues one item and waits until it is written.
     """
 
-    __slots__ = ("_check", "_last", "_open", "_seq", "_write", "_writing")
+    __slots__ = (
+        "_check",
+        "_last",
+        "_max_unwritten",
+        "_open",
+        "_put_bytes",
+        "_seq",
+        "_sleeper",
+        "_write",
+        "_writing",
+        "writer",
+    )
 
     def __init__(
-        self, write: Callable[[bytes], Awaitable[None]], check: Callable[[], None]
+        self,
+        write: Callable[[bytes], Awaitable[None]],
+        check: Callable[[], None],
+        *,
+        max_unwritten: int = DEFAULT_MAX_UNWRITTEN,
     ) -> None:
         self._write = write
         self._check = check
@@ -84,6 +103,101 @@ class WriteBatcher:
         self._seq = 0
         #: Messages the last write carried (more than one: under load, see the module doc).
         self._last = 0
+        #: A writer task runs (:meth:`start_writer`): it writes every batch, and
+        #: :meth:`put` queues without waiting.
+        self.writer = False
+        #: The writer task while it waits for bytes to write.
+        self._sleeper: trio.lowlevel.Task | None = None
+        #: Bytes queued by :meth:`put` in the open batch, and their bound.
+        self._put_bytes = 0
+        self._max_unwritten = max_unwritten
+
+    def start_writer(self, spawn: Callable[[Callable[[], Awaitable[None]]], object]) -> bool:
+        """Start the writer task with ``spawn`` (a session nursery's ``start_soon``): from
+        then on it writes each batch, senders only queue (:meth:`submit` still waits for
+        its write, :meth:`put` does not), until the task ends with its nursery or the
+        stream breaks. ``False`` (nothing changes) while a write is going on, a writer
+        already runs, or ``spawn`` refuses (a closed nursery)."""
+        if self._writing:
+            return False
+        try:
+            spawn(self._run_writer)
+        except RuntimeError:
+            return False
+        self._writing = self.writer = True
+        return True
+
+    def put(self, data: bytes) -> int:
+        """Queue ``data`` for the writer task and return at once, with the key that
+        :meth:`withdraw` takes.
+
+        Raises:
+          trio.WouldBlock: no writer task runs, or the bytes queued this way and not
+            yet taken for writing would pass ``max_unwritten`` (a stream that does not
+            drain): the caller then hands them to :meth:`submit` and waits.
+        """
+        if not self.writer:
+            raise trio.WouldBlock
+        queued = self._put_bytes
+        if queued and queued + len(data) > self._max_unwritten:
+            raise trio.WouldBlock
+        self._put_bytes = queued + len(data)
+        self._seq += 1
+        key = self._seq
+        self._open.items[key] = data
+        self._wake_writer()
+        return key
+
+    def withdraw(self, key: int) -> bool:
+        """Take back the bytes :meth:`put` queued under ``key`` if the writer has not
+        taken them yet (``True``: they will never be written)."""
+        data = self._open.items.pop(key, None)
+        if data is None:
+            return False
+        self._put_bytes -= len(data)
+        return True
+
+    def _wake_writer(self) -> None:
+        sleeper = self._sleeper
+        if sleeper is not None:
+            self._sleeper = None
+            trio.lowlevel.reschedule(sleeper)
+
+    def _idle(self) -> Awaitable[None]:
+        """The writer's wait for bytes (woken by a sender, or cancelled)."""
+        self._sleeper = trio.lowlevel.current_task()
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            self._sleeper = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        return trio.lowlevel.wait_task_rescheduled(abort)  # noqa: ASYNC105 (awaited at once)
+
+    async def _run_writer(self) -> None:
+        """Write the open batch whenever it holds bytes. Ends when its nursery is
+        cancelled (having written what was queued: the writes are the transport's,
+        shielded) or when a write fails; the senders still waiting then write their
+        batch themselves, and bytes put without a waiting sender are dropped (the
+        stream is closing or broken)."""
+        try:
+            while True:
+                batch = self._open
+                if not batch.items:
+                    await self._idle()
+                    continue
+                self._put_bytes = 0
+                await self._write_batch(batch, None)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return  # the batch's senders were told; later ones meet check()
+        finally:
+            self.writer = False
+            self._sleeper = None
+            self._put_bytes = 0
+            following = self._open
+            kept = set(following.waiters.values())
+            for key in [key for key in following.items if key not in kept]:
+                del following.items[key]
+            self._hand_over()
 
     async def submit(self, data: bytes) -> None:
         """Return once ``data`` was written (alone or with others), or raise."""
@@ -104,6 +218,8 @@ class WriteBatcher:
             else:
                 await self._write_open(data)
             return
+        if self.writer:
+            self._wake_writer()
         try:
             await batch.park(mine)
         except trio.Cancelled:
@@ -125,7 +241,13 @@ class WriteBatcher:
     async def _write_open(self, lone: bytes | None) -> None:
         """Write the open batch (its turn came, or nothing else was writing), wake its
         senders, then hand the next batch to its first sender."""
-        batch = self._open
+        try:
+            await self._write_batch(self._open, lone)
+        finally:
+            self._hand_over()
+
+    async def _write_batch(self, batch: _Batch, lone: bytes | None) -> None:
+        """Take ``batch`` (the open one) and write it; wake its senders either way."""
         self._open = _Batch()
         batch.state = _TAKEN
         items = batch.items
@@ -141,12 +263,15 @@ class WriteBatcher:
         finally:
             items.clear()
             batch.wake_all()
-            following = self._open
-            if following.items:
-                following.state = _TURN
-                following.wake_first()
-            else:
-                self._writing = False
+
+    def _hand_over(self) -> None:
+        """The stream is free: the first sender of the open batch writes it next."""
+        following = self._open
+        if following.items:
+            following.state = _TURN
+            following.wake_first()
+        else:
+            self._writing = False
 
     def interrupt(self, task: trio.lowlevel.Task, error: BaseException) -> bool:
         """If ``task`` waits with bytes not yet taken, withdraw them and make its

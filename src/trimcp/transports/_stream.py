@@ -5,11 +5,14 @@ decode is answered here with the error the wire layer attached (``-32700``,
 ``-32600`` ...) and reading goes on; a fatal framing error (a line over the limit) is
 answered, then the channel breaks, because the stream cannot be resynchronised.
 
-Writes are serialised so that lines never interleave, and coalesced: whoever holds the
-write lock writes every line queued by then in one ``send_all``
-(:mod:`trimcp.transports._batch`), so a burst of answers, or the
-``notifications/cancelled`` of a thousand abandoned calls, costs one write where it
-cost one each.
+Writes are serialised so that lines never interleave, and coalesced: each write carries
+every line queued by then in one ``send_all`` (:mod:`trimcp.transports._batch`), so a
+burst of answers, or the ``notifications/cancelled`` of a thousand abandoned calls,
+costs one write where it cost one each. A session starts the stream's writer task in
+its nursery (:meth:`StreamChannel.start_writer`): it makes the writes, and the session's
+requests and answers are queued without waiting for them (:meth:`StreamChannel.send_nowait`,
+up to ``max_unwritten`` bytes), a scheduler round less per message. Without it (a
+stream used by no session) the sender holding the write lock writes.
 
 A batch carries other senders' lines, so its write is shielded from the cancellation
 of the task that happens to hold the lock (a write cut short would leave half a line on
@@ -23,7 +26,7 @@ ends rather than reading on for a peer it can no longer answer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import final
 
 import trio
@@ -41,7 +44,7 @@ from trimcp.wire import (
     encode,
 )
 
-from ._batch import WriteBatcher
+from ._batch import DEFAULT_MAX_UNWRITTEN, WriteBatcher
 
 __all__ = ["DEFAULT_RECEIVE_SIZE", "DEFAULT_SEND_TIMEOUT", "StreamChannel"]
 
@@ -68,6 +71,8 @@ class StreamChannel:
       max_line: the largest line accepted (default 4 MiB); see :class:`trimcp.wire.LineFramer`.
       receive_size: bytes asked for per read (default 64 KiB).
       send_timeout: seconds one write may take (default 30); see the module doc.
+      max_unwritten: bytes of messages the session may queue for the stream's writer
+        task without waiting for their write (default 64 KiB); past it, senders wait.
     """
 
     #: A clean end of input leaves the output open (see the class doc).
@@ -81,13 +86,14 @@ class StreamChannel:
         max_line: int = DEFAULT_MAX_LINE,
         receive_size: int = DEFAULT_RECEIVE_SIZE,
         send_timeout: float = DEFAULT_SEND_TIMEOUT,
+        max_unwritten: int = DEFAULT_MAX_UNWRITTEN,
     ) -> None:
         self._send_stream = send_stream
         self._receive_stream = receive_stream
         self._connection = Connection(max_line=max_line)
         self._receive_size = receive_size
         self._send_timeout = send_timeout
-        self._batcher = WriteBatcher(self._write, self._check_output)
+        self._batcher = WriteBatcher(self._write, self._check_output, max_unwritten=max_unwritten)
         #: Why the output can no longer be written (a batch failed), or None.
         self._output_failure: str | None = None
         self._broken = False
@@ -103,6 +109,28 @@ class StreamChannel:
             raise trio.BrokenResourceError(self._output_failure)
         # (Connection.send inline: the message's line.)
         return self._batcher.submit(encode(message) + b"\n")
+
+    def send_nowait(self, message: Message) -> int:
+        """Queue ``message``'s line for the writer task and return the key that
+        :meth:`withdraw` takes (see ``WriteBatcher.put``); :class:`trio.WouldBlock`
+        without a writer task or past the bound of unwritten bytes (then :meth:`send`
+        it)."""
+        if self._output_failure is not None:
+            raise trio.BrokenResourceError(self._output_failure)
+        batcher = self._batcher
+        if not batcher.writer:
+            raise trio.WouldBlock
+        return batcher.put(encode(message) + b"\n")
+
+    def withdraw(self, key: object) -> bool:
+        """Take back a line :meth:`send_nowait` queued if it was not taken for writing
+        yet (``True``: it will never be written)."""
+        return key.__class__ is int and self._batcher.withdraw(key)
+
+    def start_writer(self, spawn: Callable[[Callable[[], Awaitable[None]]], object]) -> bool:
+        """Let a writer task of ``spawn``'s nursery (the session's) write the lines
+        from now on, so that :meth:`send_nowait` can queue without waiting."""
+        return self._batcher.start_writer(spawn)
 
     def interrupt_send(self, task: trio.lowlevel.Task, error: BaseException) -> bool:
         """Withdraw ``task``'s line if it still waits to be written, and make its send
