@@ -10,10 +10,10 @@ the pipe drains nobody is left waiting. The same holds with a writer task writin
 batches (``start_writer``), which the scripts may stop at any point (its senders then
 write their batches themselves): bytes ``put`` without waiting go out once, in order,
 unless the pipe broke or the writer stopped first, and bytes refused (``WouldBlock``,
-past the bound of unwritten bytes, or with no writer) never go out. And a batch's
-senders are woken together: a hundred senders queued behind a write return within a
-few scheduler passes once it ends, where a lock handed from sender to sender took a
-pass each.
+past the bound of unwritten bytes, or with no writer) or withdrawn never go out. And a
+batch's senders are woken together: a hundred senders queued behind a write return
+within a few scheduler passes once it ends, where a lock handed from sender to sender
+took a pass each.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ EXAMPLES = int(os.environ.get("TRIMCP_PROPERTY_EXAMPLES", "60"))
 
 OPS = ["send", "send", "send", "cancel", "finish", "finish", "fail"]
 steps = st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 15)), min_size=1, max_size=40)
-WRITER_OPS = [*OPS, "put", "put", "put", "stop"]
+WRITER_OPS = [*OPS, "put", "put", "put", "withdraw", "stop"]
 writer_steps = st.lists(
     st.tuples(st.sampled_from(WRITER_OPS), st.integers(0, 15)), min_size=1, max_size=40
 )
@@ -82,12 +82,30 @@ async def _host(*, task_status: trio.TaskStatus[tuple[trio.Nursery, trio.CancelS
             await trio.sleep_forever()
 
 
-def _put(batcher: WriteBatcher, n: int) -> str:
+def _nowait(
+    op: str,
+    k: int,
+    batcher: WriteBatcher,
+    n: int,
+    keys: dict[int, int],
+    outcome: dict[int, str],
+    scopes: dict[int, trio.CancelScope],
+) -> int:
+    """Put message ``n`` (1: a message more), or withdraw one put before (0)."""
+    if op == "withdraw":
+        if keys:
+            put = sorted(keys)[k % len(keys)]
+            if batcher.withdraw(keys.pop(put)):
+                outcome[put] = "withdrawn"
+        return 0
+    scopes[n] = trio.CancelScope()  # never cancelled: a put does not wait
     try:
-        batcher.put(b"%d;" % n)
+        keys[n] = batcher.put(b"%d;" % n)
     except trio.WouldBlock:
-        return "refused"
-    return "put"
+        outcome[n] = "refused"
+    else:
+        outcome[n] = "put"
+    return 1
 
 
 async def _play(script: list[tuple[str, int]], writer: bool = False) -> dict[int, str]:
@@ -95,6 +113,7 @@ async def _play(script: list[tuple[str, int]], writer: bool = False) -> dict[int
     batcher = WriteBatcher(pipe.write, pipe.check, max_unwritten=MAX_UNWRITTEN)
     outcome: dict[int, str] = {}
     scopes: dict[int, trio.CancelScope] = {}
+    keys: dict[int, int] = {}
 
     async def sender(n: int, scope: trio.CancelScope) -> None:
         with scope:
@@ -118,10 +137,8 @@ async def _play(script: list[tuple[str, int]], writer: bool = False) -> dict[int
                 scopes[sent] = trio.CancelScope()
                 nursery.start_soon(sender, sent, scopes[sent])
                 sent += 1
-            elif op == "put":
-                scopes[sent] = trio.CancelScope()  # never cancelled: a put does not wait
-                outcome[sent] = _put(batcher, sent)
-                sent += 1
+            elif op in ("put", "withdraw"):
+                sent += _nowait(op, k, batcher, sent, keys, outcome, scopes)
             elif op == "stop":
                 stopped = stopped or batcher.writer
                 stop.cancel()
@@ -153,8 +170,8 @@ def _check(
     taken = set(numbers)
     for n, how in outcome.items():
         cancelled = scopes[n].cancel_called
-        if how == "refused":
-            assert n not in taken, f"put {n} was refused but its bytes were written"
+        if how in ("refused", "withdrawn"):
+            assert n not in taken, f"put {n} was {how} but its bytes were written"
             continue
         if how == "put":
             # Dropped only when the writer stopped (or the pipe broke) before taking it.

@@ -27,6 +27,19 @@ write carried one message) still goes at once. And why a batch is woken as a who
 handed from sender to sender wakes one sender per scheduler pass, so a batch of a
 hundred took a hundred passes (a convoy) where it now takes one.
 
+A writer task can take the writes over (:meth:`WriteBatcher.start_writer`; a session
+starts the NDJSON stream's in its nursery): senders then only queue, :meth:`submit`
+still waits until its batch was written, and :meth:`put` queues bytes without waiting,
+up to ``max_unwritten`` of them not yet taken (past it ``WouldBlock``: the sender
+submits and waits, so a stream that does not drain still holds its senders back), and
+hands back a key with which :meth:`withdraw` takes the bytes back until they are taken.
+Why: a sender woken once its line was written cost a scheduler round per message; a
+stdio client at 100 calls in flight went from 2.08 task steps per call to 1.10. When the
+task ends (its nursery cancelled, once it wrote what was queued: the NDJSON stream's
+writes are shielded; or a write failed), the senders still waiting write their batch
+themselves, and bytes put without a waiting sender are dropped: the stream is closing
+or broken.
+
 The transport supplies ``write`` (what to do with a batch, including how a failure
 breaks it) and ``check`` (raise if an earlier batch failed: the bytes it carried are
 lost, so its other senders must fail too).
@@ -73,7 +86,8 @@ class _Batch(ParkedTasks[int]):
 class WriteBatcher:
     """The open batch and the write in progress of one stream; see the module doc.
 
-    Bounded by its senders: each queues one item and waits until it is written.
+    Bounded: each sender of :meth:`submit` queues one item and waits until it is
+    written; :meth:`put` queues at most ``max_unwritten`` bytes not yet taken.
     """
 
     __slots__ = (
