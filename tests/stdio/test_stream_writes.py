@@ -8,14 +8,18 @@ senders queue, get cancelled, or the deadline passes (virtual time).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 import trio
 import trio.testing
 
+from trimcp.dispatch import Registry
+from trimcp.nursery import HandlerContext, Role, open_session
 from trimcp.transports import StreamChannel
 from trimcp.wire import Notification
 
+from ..core._support import no_leaked_tasks
 from ._gate import GatedSendStream
 
 pytestmark = pytest.mark.trio
@@ -213,3 +217,49 @@ async def test_a_sender_already_cancelled_never_has_its_line_written() -> None:
     assert outcome == []
     assert [scope.cancelled_caught for scope in scopes] == [True, True]
     assert sorted(_numbers(out.writes)) == [0, 1]
+
+
+def _server_registry() -> Registry:
+    registry = Registry()
+
+    async def echo(ctx: HandlerContext, params: Any) -> dict[str, Any]:
+        return {"n": params["n"]}
+
+    registry.add_request("echo", echo)
+    return registry
+
+
+async def test_a_sessions_writer_task_writes_its_answers_and_ends_with_it() -> None:
+    # The session starts the stream's writer task; the handlers' answers are queued for
+    # it without waiting (put), and what is queued when the session ends is written
+    # before the task ends with the session's nursery: no answer already made is lost,
+    # and no task of the session outlives it.
+    out = GatedSendStream()
+    out.shut()
+    feed, receive = trio.testing.memory_stream_pair()
+    channel = StreamChannel(out, receive)  # type: ignore[arg-type]
+    request = b'{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"n":%d}}\n'
+    async with (
+        no_leaked_tasks(),
+        open_session(channel, role=Role.SERVER, registry=_server_registry()) as session,
+    ):
+        assert channel._batcher.writer
+        for n in range(5):
+            await feed.send_all(request % (n, n))
+        await trio.testing.wait_all_tasks_blocked()
+        assert session.in_flight == 0  # every handler finished: its answer was queued
+        assert out.writing == 1  # the first write is in the pipe, the rest queued
+        out.open.set()
+        session.close()
+    assert not channel._batcher.writer
+    answers = [json.loads(line) for line in b"".join(out.writes).split(b"\n")[:-1]]
+    assert [a["result"]["n"] for a in answers] == list(range(5))
+
+
+async def test_a_channel_without_a_session_has_no_writer_task() -> None:
+    out = GatedSendStream()
+    channel = _channel(out)
+    with pytest.raises(trio.WouldBlock):
+        channel.send_nowait(_note(1))
+    await channel.send(_note(2))  # written by its sender, as before
+    assert _numbers(out.writes) == [2]
