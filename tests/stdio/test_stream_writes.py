@@ -253,7 +253,8 @@ async def test_a_sessions_writer_task_writes_its_answers_and_ends_with_it() -> N
         session.close()
     assert not channel._batcher.writer
     answers = [json.loads(line) for line in b"".join(out.writes).split(b"\n")[:-1]]
-    assert [a["result"]["n"] for a in answers] == list(range(5))
+    # Every answer once; handlers finish in the scheduler's order, not the requests'.
+    assert sorted(a["result"]["n"] for a in answers) == list(range(5))
 
 
 async def test_a_channel_without_a_session_has_no_writer_task() -> None:
