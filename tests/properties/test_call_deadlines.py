@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from trimcp import RequestTimeoutError
 from trimcp.dispatch import Registry
-from trimcp.nursery import Role, open_session
+from trimcp.nursery import Role, Session, open_session
 from trimcp.wire import Notification, Request, Response
 
 from ..core._support import raw_pair
@@ -41,6 +41,19 @@ calls = st.lists(
 )
 
 
+async def timed_call(
+    session: Session, n: int, start: int, timeout: int, outcome: dict[int, tuple[str, float]]
+) -> None:
+    """Call ``call<n>`` at ``start`` with ``timeout``; note how and when it ended."""
+    await trio.sleep(start)
+    try:
+        await session.request(f"call{n}", timeout=timeout)
+    except RequestTimeoutError:
+        outcome[n] = ("timed out", trio.current_time())
+    else:
+        outcome[n] = ("answered", trio.current_time())
+
+
 class _Answer:
     """A value in an answer that can be watched for being freed."""
 
@@ -55,15 +68,6 @@ async def _play(script: list[tuple[int, int, float | None]], timed: bool) -> lis
 
     async with open_session(channel, role=Role.CLIENT, registry=Registry()) as session:
         assert session._timed_sends is timed
-
-        async def call(n: int, start: int, timeout: int) -> None:
-            await trio.sleep(start)
-            try:
-                await session.request(f"call{n}", timeout=timeout)
-            except RequestTimeoutError:
-                outcome[n] = ("timed out", trio.current_time())
-            else:
-                outcome[n] = ("answered", trio.current_time())
 
         async def answer(request: Request, delay: float) -> None:
             await trio.sleep(delay)
@@ -88,7 +92,7 @@ async def _play(script: list[tuple[int, int, float | None]], timed: bool) -> lis
             peers.start_soon(serve, peers)
             async with trio.open_nursery() as callers:
                 for n, (start, timeout, _delay) in enumerate(script):
-                    callers.start_soon(call, n, start, timeout)
+                    callers.start_soon(timed_call, session, n, start, timeout, outcome)
             await trio.testing.wait_all_tasks_blocked()
             # The session's reader holds the last message it read until the next one.
             await peer.send(Notification(method="notifications/unknown"))

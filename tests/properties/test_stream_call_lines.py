@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from typing import Any
 
 import trio
@@ -32,26 +31,16 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trimcp import RequestTimeoutError
 from trimcp.dispatch import Registry
 from trimcp.nursery import Role, SessionLimits, open_session
 from trimcp.transports import StreamChannel
 from trimcp.wire import Response, encode
 
-EXAMPLES = int(os.environ.get("TRIMCP_PROPERTY_EXAMPLES", "40"))
+from .test_call_deadlines import EXAMPLES, calls, timed_call
 
-# Calls: (start, timeout, answer delay or None). Deadlines fall on whole seconds,
-# answers half a second after a request arrives, stalls start and end a quarter past:
-# no two of them at the same instant.
-calls = st.lists(
-    st.tuples(
-        st.integers(0, 6),
-        st.integers(1, 8),
-        st.one_of(st.none(), st.integers(0, 9).map(lambda n: n + 0.5)),
-    ),
-    min_size=1,
-    max_size=10,
-)
+# Calls as in test_call_deadlines: (start, timeout, answer delay or None). Deadlines fall
+# on whole seconds, answers half a second after a request arrives, and stalls start and
+# end a quarter past: no two of them at the same instant.
 stalls = st.lists(st.tuples(st.integers(0, 10), st.integers(1, 6)), max_size=3)
 
 
@@ -131,29 +120,19 @@ async def _play(script: list[tuple[int, int, float | None]], pauses: list[tuple[
     channel = StreamChannel(peer.pipe, peer.receive)
     limits = SessionLimits()
     outcome: dict[int, tuple[str, float]] = {}
-    async with open_session(
-        channel, role=Role.CLIENT, registry=Registry(), limits=limits
-    ) as session:
-
-        async def call(n: int, start: int, timeout: int) -> None:
-            await trio.sleep(start)
-            try:
-                await session.request(f"call{n}", timeout=timeout)
-            except RequestTimeoutError:
-                outcome[n] = ("timed out", trio.current_time())
-            else:
-                outcome[n] = ("answered", trio.current_time())
-
-        async with trio.open_nursery() as peers:
-            peers.start_soon(peer.read, peers)
-            for at, length in pauses:
-                peers.start_soon(peer.stall, at, length)
-            async with trio.open_nursery() as callers:
-                for n, (start, timeout, _delay) in enumerate(script):
-                    callers.start_soon(call, n, start, timeout)
-            await trio.testing.wait_all_tasks_blocked()
-            assert session.pending == 0
-            peers.cancel_scope.cancel()
+    async with (
+        open_session(channel, role=Role.CLIENT, registry=Registry(), limits=limits) as session,
+        trio.open_nursery() as peers,
+    ):
+        peers.start_soon(peer.read, peers)
+        for at, length in pauses:
+            peers.start_soon(peer.stall, at, length)
+        async with trio.open_nursery() as callers:
+            for n, (start, timeout, _delay) in enumerate(script):
+                callers.start_soon(timed_call, session, n, start, timeout, outcome)
+        await trio.testing.wait_all_tasks_blocked()
+        assert session.pending == 0
+        peers.cancel_scope.cancel()
     _check(script, outcome, peer, limits.cancel_send_timeout)
 
 
