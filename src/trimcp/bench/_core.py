@@ -112,13 +112,14 @@ class Target:
     Attributes:
       call: one ``tools/call`` round trip.
       park: one call to the park tool; returns only by being cancelled.
-      stats: the server's counters (:meth:`._probe.Probe.snapshot`).
+      stats: the server's counters (:meth:`._probe.Probe.snapshot`; its argument says
+        whether to count the server's live tasks too).
       fanout: one call whose handler issues ``n`` concurrent sampling calls.
     """
 
     call: Caller
     park: Callable[[], Awaitable[Any]] | None = None
-    stats: Callable[[], Awaitable[dict[str, Any]]] | None = None
+    stats: Callable[[bool], Awaitable[dict[str, Any]]] | None = None
     fanout: Callable[[int], Awaitable[None]] | None = None
 
 
@@ -180,8 +181,9 @@ async def tool_target(
     async def park() -> None:
         await call_tool(PARK_TOOL, {})
 
-    async def stats() -> dict[str, Any]:
-        answer: dict[str, Any] = json.loads(text_of(await call_tool(STATS_TOOL, {})))
+    async def stats(tasks: bool = True) -> dict[str, Any]:
+        arguments = {"tasks": tasks}
+        answer: dict[str, Any] = json.loads(text_of(await call_tool(STATS_TOOL, arguments)))
         return answer
 
     async def fanout(n: int) -> None:

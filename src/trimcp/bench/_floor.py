@@ -123,7 +123,7 @@ class FloorServer:
         if name == TOOL_NAME:
             return str(arguments["text"])
         if name == STATS_TOOL:
-            return json.dumps(self.probe.snapshot())
+            return json.dumps(self.probe.snapshot(arguments.get("tasks", True) is not False))
         if name == PARK_TOOL:
             self.probe.enter()
             try:

@@ -82,9 +82,9 @@ def make_server() -> MCPServer:
         return "unreachable"
 
     @server.tool(name=STATS_TOOL, structured_output=False)
-    async def bench_stats() -> str:
-        """The server's counters, as JSON."""
-        return json.dumps(probe.snapshot())
+    async def bench_stats(tasks: bool = True) -> str:
+        """The server's counters, as JSON (the task count only if ``tasks``)."""
+        return json.dumps(probe.snapshot(tasks))
 
     @server.tool(name=FANOUT_TOOL, structured_output=False)
     async def fanout(n: int, ctx: Context) -> str:

@@ -85,9 +85,9 @@ def make_server(workload: Workload, *, sse_park: bool = True) -> Server:
             probe.leave()
 
     @server.tool(name=STATS_TOOL)
-    async def bench_stats() -> str:
-        """The server's counters, as JSON."""
-        return json.dumps(probe.snapshot())
+    async def bench_stats(tasks: bool = True) -> str:
+        """The server's counters, as JSON (the task count only if ``tasks``)."""
+        return json.dumps(probe.snapshot(tasks))
 
     @server.tool(name=FANOUT_TOOL)
     async def fanout(ctx: ToolContext, n: int) -> str:

@@ -182,8 +182,9 @@ async def raw_target(request: Request, workload: Workload, *, ours: bool, fanout
     async def park() -> None:
         await request("tools/call", {"name": PARK_TOOL, "arguments": {}})
 
-    async def stats() -> dict[str, Any]:
-        answer = await request("tools/call", {"name": STATS_TOOL, "arguments": {}})
+    async def stats(tasks: bool = True) -> dict[str, Any]:
+        params = {"name": STATS_TOOL, "arguments": {"tasks": tasks}}
+        answer = await request("tools/call", params)
         result: dict[str, Any] = json.loads(answer["result"]["content"][0]["text"])
         return result
 
