@@ -118,7 +118,7 @@ class StreamChannel:
         if self._output_failure is not None:
             raise trio.BrokenResourceError(self._output_failure)
         batcher = self._batcher
-        if not batcher.writer:
+        if not batcher.writer:  # (``put`` checks again; this saves encoding a refused line)
             raise trio.WouldBlock
         return batcher.put(encode(message) + b"\n")
 
