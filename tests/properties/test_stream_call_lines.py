@@ -36,6 +36,7 @@ from trimcp.nursery import Role, SessionLimits, open_session
 from trimcp.transports import StreamChannel
 from trimcp.wire import Response, encode
 
+from ..stdio._gate import GatedSendStream
 from .test_call_deadlines import EXAMPLES, calls, timed_call
 
 # Calls as in test_call_deadlines: (start, timeout, answer delay or None). Deadlines fall
@@ -44,24 +45,18 @@ from .test_call_deadlines import EXAMPLES, calls, timed_call
 stalls = st.lists(st.tuples(st.integers(0, 10), st.integers(1, 6)), max_size=3)
 
 
-class _Pipe(trio.abc.SendStream):
-    """The session's output: hands each write to the peer, unless stalled."""
+class _Pipe(GatedSendStream):
+    """The session's output: hands each write to the peer, with the time the writer
+    took it, once the gate lets it through."""
 
     def __init__(self, deliver: trio.MemorySendChannel[tuple[float, bytes]]) -> None:
-        self.open = trio.Event()
-        self.open.set()
+        super().__init__()
         self._deliver = deliver
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         started = trio.current_time()  # when the writer took these lines
-        await self.open.wait()
+        await super().send_all(data)
         self._deliver.send_nowait((started, bytes(data)))
-
-    async def wait_send_all_might_not_block(self) -> None:
-        await self.open.wait()
-
-    async def aclose(self) -> None:
-        await trio.lowlevel.checkpoint()
 
 
 class _Peer:
@@ -110,7 +105,7 @@ class _Peer:
     async def stall(self, at: int, length: int) -> None:
         await trio.sleep(at + 0.25)
         if self.pipe.open.is_set():
-            self.pipe.open = trio.Event()
+            self.pipe.shut()
             await trio.sleep(length)
             self.pipe.open.set()
 
