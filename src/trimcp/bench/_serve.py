@@ -80,7 +80,11 @@ def _serve_trimcp(kind: str, transport: str, workload: Workload) -> None:
     # opens another for notifications/cancelled: twice the client's, and spare.
     connections = max(1000, 2 * (workload.connections or 0) + SPARE_CONNECTIONS)
     # One client opens every connection: its per-client budget is the whole table.
-    limits = HttpServerLimits(max_connections=connections, max_connections_per_client=connections)
+    # Its session's queue from POSTs holds the raised in-flight window too (match).
+    queue = max(HttpServerLimits().inbound_queue, workload.server_max_in_flight or 0)
+    limits = HttpServerLimits(
+        max_connections=connections, max_connections_per_client=connections, inbound_queue=queue
+    )
     options: dict[str, Any] = {"limits": limits}
     if engine == "hypercorn":
         from ._floor_http import hypercorn_config

@@ -40,7 +40,8 @@ class Settings:
     parked: calls parked at once for memory and cancellation (``parked`` metric).
     fanout: concurrent sampling calls one handler issues (``fanout`` metric).
     server_max_in_flight: ``"match"`` sets servers that bound inbound requests
-      (trimcp, default 100) to at least the level, so every call really is in flight;
+      (trimcp, default 100; over HTTP its session's ``inbound_queue`` too) to at least
+      the level, so every call really is in flight;
       ``"default"`` keeps their defaults.
     workload: payload size and the external target's command or URL and call.
     baseline: a source tree of another trimcp version; implementations named

@@ -54,8 +54,10 @@ class HttpServerLimits:
       retry_after: the ``Retry-After`` seconds of that 503 (default 5).
       session_idle_timeout: seconds a session may go without any HTTP request or open
         stream before it is terminated (default 1800).
-      inbound_queue: messages queued from POSTs towards one session (default 32); a
-        POST waits for room (backpressure) ...
+      inbound_queue: messages queued from POSTs towards one session (default 128: a
+        whole in-flight window of the session's default ``max_in_flight``, 100, and
+        room for its notifications, so a client within that window never waits here);
+        a POST waits for room (backpressure) ...
       inbound_wait: ... for at most this many seconds (default 10), then gets 503 with
         ``Retry-After`` (a session whose in-flight limit is reached stops reading).
       stream_queue_events / stream_queue_bytes: events and bytes waiting to be written
@@ -120,7 +122,7 @@ class HttpServerLimits:
     handshake_timeout: float = attrs.field(default=10.0, validator=_positive)
     retry_after: int = attrs.field(default=5, validator=_positive)
     session_idle_timeout: float = attrs.field(default=1800.0, validator=_positive)
-    inbound_queue: int = attrs.field(default=32, validator=_positive)
+    inbound_queue: int = attrs.field(default=128, validator=_positive)
     inbound_wait: float = attrs.field(default=10.0, validator=_positive)
     stream_queue_events: int = attrs.field(default=256, validator=_positive)
     stream_queue_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
