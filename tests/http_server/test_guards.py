@@ -466,3 +466,43 @@ async def test_a_post_that_waited_for_room_is_delivered_once_there_is(
         assert waiting.json["id"] == 20
         assert "result" in waiting.json
         assert 20 in waited  # it did wait for room, and was noted once delivered
+
+
+async def test_a_whole_in_flight_window_of_posts_never_waits_for_room(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default queue from POSTs holds the default in-flight window: as many calls
+    as ``max_in_flight`` arriving in one scheduler round are all queued at once (a
+    smaller queue made most of them wait for room and resume once more)."""
+    import trimcp
+    from trimcp.transports.http import _asgi_post
+
+    waited: list[object] = []
+    note = _asgi_post._note_waited
+
+    def noting(channel: Any, message: Any) -> None:
+        waited.append(message.id)
+        note(channel, message)
+
+    monkeypatch.setattr(_asgi_post, "_note_waited", noting)
+    window = trimcp.SessionLimits().max_in_flight
+    assert HttpServerLimits().inbound_queue >= window
+    server = make_server()
+    async with running(server) as client:
+        await client.initialize()
+        calls = [
+            client.start(
+                "POST", rpc(100 + n, "tools/call", {"name": "wait_release"}), client.headers()
+            )
+            for n in range(window)
+        ]
+        await trio.testing.wait_all_tasks_blocked()
+        assert waited == []
+        assert not any(call.complete.is_set() for call in calls)
+        server.test_state["release"].set()
+        with trio.fail_after(10):
+            for call in calls:
+                await call.complete.wait()
+        assert sorted(call.json["id"] for call in calls) == list(range(100, 100 + window))
+        assert all(call.json["result"]["content"][0]["text"] == "released" for call in calls)
+        assert waited == []
