@@ -3,6 +3,8 @@ fragment joining and the closing handshake, deterministic and instant."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import trio
 import trio.testing
@@ -10,6 +12,7 @@ from wsproto import WSConnection
 from wsproto.events import CloseConnection, Ping, TextMessage
 
 from trimcp.transports.websocket import WebSocketChannel, WebSocketLimits, WsprotoMessages
+from trimcp.wire import Notification
 
 from ._raw import in_memory
 
@@ -219,3 +222,71 @@ async def test_whole_text_messages_already_read_are_taken_without_io() -> None:
     kinds = [type(e).__name__ for e in events]
     assert kinds == ["Pong", "TextMessage"]  # the pong when read, then the -32700 answer
     assert '"code":-32700' in events[1].data  # type: ignore[attr-defined]
+
+
+async def test_with_a_writer_task_messages_are_queued_and_can_be_withdrawn() -> None:
+    messages, server, stream = await _pair(WebSocketLimits(ping_interval=None))
+    channel = WebSocketChannel(messages)
+    _calls, gate, _fail = _gated(messages._stream)
+    with pytest.raises(trio.WouldBlock):
+        channel.send_nowait(Notification(method="n"))  # no writer task yet
+    async with trio.open_nursery() as nursery:
+        assert channel.start_writer(nursery.start_soon)
+        first = channel.send_nowait(Notification(method="first"))
+        await trio.testing.wait_all_tasks_blocked()  # the writer took it, and waits
+        second = channel.send_nowait(Notification(method="second"))
+        third = channel.send_nowait(Notification(method="third"))
+        assert not channel.withdraw(first)  # being written
+        assert channel.withdraw(second)  # never will be
+        assert not channel.withdraw(second)
+        assert not channel.withdraw("not a key")
+        gate.set()
+        received: list[str] = []
+        while len(received) < 2:
+            received += await _texts(server, stream)
+        assert [json.loads(text)["method"] for text in received] == ["first", "third"]
+        assert not channel.withdraw(third)
+        nursery.cancel_scope.cancel()
+    assert not messages._batcher.writer  # the task ends with its nursery
+    with pytest.raises(trio.WouldBlock):
+        channel.send_nowait(Notification(method="n"))
+
+
+async def test_a_peer_that_stops_reading_breaks_the_connection_after_send_timeout(
+    clock: trio.testing.MockClock,
+) -> None:
+    messages, _server, _stream = await _pair(WebSocketLimits(ping_interval=None, send_timeout=5))
+    _calls, _gate, _fail = _gated(messages._stream)  # the gate never opens
+    start = trio.current_time()
+    with pytest.raises(trio.BrokenResourceError, match="took over 5 s"):
+        await messages.send_text("stuck")
+    assert trio.current_time() - start == 5.0
+    with pytest.raises((trio.BrokenResourceError, trio.ClosedResourceError)):
+        await messages.send_text("after")
+
+
+async def test_a_message_io_without_a_writer_task_sends_as_before() -> None:
+    """An ASGI server's WebSocket writes for itself: nothing is queued for a writer."""
+
+    class Io:
+        def __init__(self) -> None:
+            self.sent: list[str] = []
+
+        async def send_text(self, text: str) -> None:
+            self.sent.append(text)
+
+        async def receive(self) -> str | bytes:
+            raise trio.EndOfChannel
+
+        async def close(self, code: int = 1000, reason: str = "") -> None:
+            return None
+
+    io = Io()
+    channel = WebSocketChannel(io)
+    async with trio.open_nursery() as nursery:
+        assert not channel.start_writer(nursery.start_soon)
+    with pytest.raises(trio.WouldBlock):
+        channel.send_nowait(Notification(method="n"))
+    assert not channel.withdraw(1)
+    await channel.send(Notification(method="n"))
+    assert [json.loads(text)["method"] for text in io.sent] == ["n"]

@@ -151,6 +151,50 @@ async def test_session_ends_when_the_client_closes() -> None:
             nursery.cancel_scope.cancel()
 
 
+async def test_each_side_writes_through_a_writer_task_of_its_session() -> None:
+    """Over wsproto both sessions hand their messages to a writer task of their own
+    (queued without waiting for the write); the task ends with its session."""
+    server = make_server()
+    served: list[Any] = []
+    ended = trio.Event()
+
+    async def handle(stream: trio.SocketStream) -> None:
+        messages = await accept_websocket(
+            stream,
+            path="/mcp",
+            host_policy=HostPolicy(loopback=True),
+            local_host="127.0.0.1",
+            limits=trimcp.WebSocketLimits(),
+        )
+        assert messages is not None
+        served.append(messages)
+        await server.serve_channel(WebSocketChannel(messages))
+        ended.set()
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+            port = listeners[0].socket.getsockname()[1]
+            nursery.start_soon(trio.serve_listeners, handle, listeners)
+            async with trimcp.open_client(
+                trimcp.websocket(f"ws://127.0.0.1:{port}/mcp"), era="handshake"
+            ) as client:
+                channel = client.session.channel
+                assert isinstance(channel, WebSocketChannel)
+                mine = channel._io
+                assert mine._batcher.writer  # type: ignore[attr-defined]
+                assert served[0]._batcher.writer
+                async with trio.open_nursery() as calls:
+                    for n in range(20):
+                        calls.start_soon(client.call_tool, "echo", {"text": str(n)})
+                echo = await client.call_tool("echo", {"text": "last"})
+                assert echo.content[0].text == "last"  # type: ignore[union-attr]
+            assert not mine._batcher.writer  # type: ignore[attr-defined]
+            await ended.wait()
+            assert not served[0]._batcher.writer
+            nursery.cancel_scope.cancel()
+
+
 ENGINES = pytest.mark.parametrize("engine", ["h11", "hypercorn"])
 
 

@@ -63,6 +63,9 @@ class WebSocketChannel:
         #: Sends text already encoded as UTF-8, when the message I/O can (wsproto's
         #: takes a ``str`` and encodes it again).
         self._send_utf8: Callable[[bytes], Awaitable[None]] | None = getattr(io, "send_utf8", None)
+        #: Queues encoded text for the connection's writer task, when the message I/O
+        #: has one (see :meth:`start_writer`).
+        self._put_utf8: Callable[[bytes], int] | None = getattr(io, "put_utf8", None)
 
     def send(self, message: Message, *, related: RequestId | None = None) -> Awaitable[None]:
         """Encode ``message`` now and hand back the awaitable that writes it: a plain
@@ -72,6 +75,29 @@ class WebSocketChannel:
         if send_utf8 is not None:
             return send_utf8(encode(message))
         return self._io.send_text(encode(message).decode("utf-8"))
+
+    def send_nowait(self, message: Message) -> int:
+        """Queue ``message`` for the connection's writer task and return the key that
+        :meth:`withdraw` takes; :class:`trio.WouldBlock` when the message I/O has no
+        writer task, or past its bound of unwritten bytes (then :meth:`send` it)."""
+        put_utf8 = self._put_utf8
+        if put_utf8 is None:
+            raise trio.WouldBlock
+        return put_utf8(encode(message))
+
+    def withdraw(self, key: object) -> bool:
+        """Take back a message :meth:`send_nowait` queued if it was not taken for
+        writing yet (``True``: it will never be written)."""
+        withdraw: Callable[[int], bool] | None = getattr(self._io, "withdraw", None)
+        return key.__class__ is int and withdraw is not None and withdraw(key)
+
+    def start_writer(self, spawn: Callable[[Callable[[], Awaitable[None]]], object]) -> bool:
+        """Let a writer task of ``spawn``'s nursery (the session's) make the writes, when
+        the message I/O can (wsproto's; an ASGI server writes for itself), so that
+        :meth:`send_nowait` queues without waiting for its write."""
+        start: Callable[[Callable[[Callable[[], Awaitable[None]]], object]], bool] | None
+        start = getattr(self._io, "start_writer", None)
+        return start is not None and start(spawn)
 
     def receive_nowait(self) -> Message:
         """A message already read, without a checkpoint (see

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import Final, Protocol, final
 
 import trio
@@ -161,12 +162,22 @@ class WsprotoMessages:
             raise trio.BrokenResourceError("the WebSocket connection broke")
 
     async def _write_batch(self, batch: bytes) -> None:
+        """Write ``batch`` whole, within ``send_timeout``. A write that fails, times out or
+        is cancelled (the writer's session ending) may be cut short: the connection is
+        dropped, and the batch's other senders fail too."""
+        limit = self._limits.send_timeout
         try:
-            await self._stream.send_all(batch)
+            with trio.move_on_after(limit) as scope:
+                await self._stream.send_all(batch)
         except BaseException:
             self._broken = True
             await self._release()
             raise
+        if scope.cancelled_caught:
+            self._broken = True
+            await self._release()
+            failure = f"a write took over {limit:g} s: the peer stopped reading"
+            raise trio.BrokenResourceError(failure)
 
     async def send_text(self, text: str) -> None:
         await self.send_utf8(text.encode("utf-8"))
@@ -182,6 +193,34 @@ class WsprotoMessages:
             raise trio.ClosedResourceError(f"the WebSocket is {self._ws.state.name.lower()}")
         keys = self._keys
         await self._batcher.submit(text_frame(data, keys.next() if keys is not None else None))
+
+    def put_utf8(self, data: bytes) -> int:
+        """Queue the text message ``data`` (valid UTF-8) for the writer task without
+        waiting, and return the key :meth:`withdraw` takes (see
+        :meth:`trimcp.transports._batch.WriteBatcher.put`); :class:`trio.WouldBlock`
+        without a writer task or past its bound of unwritten bytes (then
+        :meth:`send_utf8` it)."""
+        if self._closed:
+            raise trio.ClosedResourceError("the WebSocket is closed")
+        if self._broken:
+            raise trio.BrokenResourceError("the WebSocket connection broke")
+        if not self._open:
+            raise trio.ClosedResourceError(f"the WebSocket is {self._ws.state.name.lower()}")
+        batcher = self._batcher
+        if not batcher.writer:  # (``put`` checks again; this saves framing a refused one)
+            raise trio.WouldBlock
+        keys = self._keys
+        return batcher.put(text_frame(data, keys.next() if keys is not None else None))
+
+    def withdraw(self, key: int) -> bool:
+        """Take back a message :meth:`put_utf8` queued if the writer did not take it yet
+        (``True``: it will never be written)."""
+        return self._batcher.withdraw(key)
+
+    def start_writer(self, spawn: Callable[[Callable[[], Awaitable[None]]], object]) -> bool:
+        """Let a writer task of ``spawn``'s nursery (a session's) make the writes from
+        now on, so that :meth:`put_utf8` queues without waiting for them."""
+        return self._batcher.start_writer(spawn)
 
     # ------------------------------------------------------------------ reading
     async def _next_event(self) -> Event | str:

@@ -32,6 +32,9 @@ class WebSocketLimits:
         16 KiB); more is refused with 431.
       close_timeout: seconds the closing handshake may take before the socket is simply
         closed (default 2).
+      send_timeout: seconds one socket write may take (default 30, as over stdio and
+        HTTP); a peer that reads nothing for that long breaks the connection (and ends
+        its session), instead of holding every sender and the keep-alive's ping.
       ping_interval: seconds between keep-alive pings from the trimcp client and the
         lean server (default 20; ``None``: no pings). They keep idle connections alive
         through proxies and find peers that vanished without a close.
@@ -47,5 +50,6 @@ class WebSocketLimits:
     handshake_timeout: float = 10.0
     max_header_bytes: int = 16 * 1024
     close_timeout: float = 2.0
+    send_timeout: float = 30.0
     ping_interval: float | None = 20.0
     ping_timeout: float = 20.0
