@@ -113,11 +113,21 @@ async def handshake(
 
 
 def in_memory(
-    limits: WebSocketLimits, *, ours: ConnectionType = ConnectionType.CLIENT
+    limits: WebSocketLimits,
+    *,
+    ours: ConnectionType = ConnectionType.CLIENT,
+    sockets: bool = False,
 ) -> tuple[WsprotoMessages, WSConnection, trio.abc.Stream]:
     """An open connection over an in-memory stream pair, past its handshake: our end
-    (``ours``: which side) as WsprotoMessages, and the peer's raw wsproto with its stream."""
-    our_stream, peer_stream = trio.testing.memory_stream_pair()
+    (``ours``: which side) as WsprotoMessages, and the peer's raw wsproto with its stream.
+    ``sockets``: over a connected pair of local sockets instead (no network)."""
+    our_stream: trio.abc.Stream
+    peer_stream: trio.abc.Stream
+    if sockets:
+        first, second = trio.socket.socketpair()
+        our_stream, peer_stream = trio.SocketStream(first), trio.SocketStream(second)
+    else:
+        our_stream, peer_stream = trio.testing.memory_stream_pair()
     client = WSConnection(ConnectionType.CLIENT)
     server = WSConnection(ConnectionType.SERVER)
     server.receive_data(client.send(Request(host="h", target="/mcp", subprotocols=["mcp"])))

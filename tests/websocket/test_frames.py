@@ -290,3 +290,36 @@ async def test_a_message_io_without_a_writer_task_sends_as_before() -> None:
     assert not channel.withdraw(1)
     await channel.send(Notification(method="n"))
     assert [json.loads(text)["method"] for text in io.sent] == ["n"]
+
+
+async def test_a_writer_cancelled_with_frames_to_write_still_writes_them() -> None:
+    """The session's end cancels its writer task: frames it was already woken for go
+    out whole when the socket takes them, and the connection stays usable (for the
+    close frame), instead of being dropped unwritten."""
+    messages, server, stream = in_memory(WebSocketLimits(ping_interval=None), sockets=True)
+    channel = WebSocketChannel(messages)
+    async with trio.open_nursery() as nursery:
+        assert channel.start_writer(nursery.start_soon)
+        await trio.testing.wait_all_tasks_blocked()  # the writer waits for frames
+        channel.send_nowait(Notification(method="last"))
+        nursery.cancel_scope.cancel()
+    assert not messages._broken
+    assert [json.loads(text)["method"] for text in await _texts(server, stream)] == ["last"]
+    await messages.send_text("after")  # a sender writes for itself once the task is gone
+    assert await _texts(server, stream) == ["after"]
+    await stream.aclose()
+    await messages.close()
+
+
+async def test_sending_is_a_checkpoint_even_when_the_socket_takes_it_at_once() -> None:
+    messages, server, stream = in_memory(WebSocketLimits(ping_interval=None), sockets=True)
+    channel = WebSocketChannel(messages)
+    with trio.testing.assert_checkpoints():
+        await messages.send_text("one")
+    with trio.testing.assert_checkpoints():
+        await channel.send(Notification(method="two"))
+    texts = await _texts(server, stream)
+    assert texts[0] == "one"
+    assert [json.loads(text)["method"] for text in texts[1:]] == ["two"]
+    await stream.aclose()
+    await messages.close()

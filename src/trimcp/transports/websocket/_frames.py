@@ -35,6 +35,7 @@ from wsproto.utilities import LocalProtocolError as WsLocalProtocolError
 from wsproto.utilities import RemoteProtocolError as WsRemoteProtocolError
 
 from .._batch import WriteBatcher
+from .._direct import write_now
 from ._framing import FrameReader, MaskingKeys, at_frame_boundary, text_frame
 from ._limits import WebSocketLimits
 from ._liveness import Liveness
@@ -162,13 +163,27 @@ class WsprotoMessages:
             raise trio.BrokenResourceError("the WebSocket connection broke")
 
     async def _write_batch(self, batch: bytes) -> None:
-        """Write ``batch`` whole, within ``send_timeout``. A write that fails, times out or
-        is cancelled (the writer's session ending) may be cut short: the connection is
-        dropped, and the batch's other senders fail too."""
+        """Write ``batch`` whole, within ``send_timeout``.
+
+        What the socket takes at once is written before any cancellation point (see
+        :mod:`trimcp.transports._direct`), then a scheduler round passes that no
+        cancellation interrupts: a writer task woken with frames to write and then
+        cancelled with its session still writes them, and the connection can still be
+        closed with a close frame. A write that has to wait can be cut short (it fails,
+        times out, or is cancelled): the connection is then dropped, and the batch's
+        other senders fail too.
+        """
         limit = self._limits.send_timeout
         try:
+            try:
+                sent = write_now(self._stream, batch)
+            except OSError as exc:  # a reset or a broken pipe, as send_all would say
+                raise trio.BrokenResourceError(str(exc)) from exc
+            if sent == len(batch):
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return
             with trio.move_on_after(limit) as scope:
-                await self._stream.send_all(batch)
+                await self._stream.send_all(batch[sent:] if sent else batch)
         except BaseException:
             self._broken = True
             await self._release()
