@@ -436,9 +436,8 @@ async def test_in_flight_flood_gets_503_once_the_session_stops_reading(
         assert ok.status == 200
 
 
-async def test_a_post_that_waited_for_room_is_delivered_once_there_is(
-    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _noting_waits(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The ids of messages a POST delivered after waiting for room in the queue."""
     from trimcp.transports.http import _asgi_post
 
     waited: list[object] = []
@@ -449,6 +448,13 @@ async def test_a_post_that_waited_for_room_is_delivered_once_there_is(
         note(channel, message)
 
     monkeypatch.setattr(_asgi_post, "_note_waited", noting)
+    return waited
+
+
+async def test_a_post_that_waited_for_room_is_delivered_once_there_is(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waited = _noting_waits(monkeypatch)
     server, limits = _one_slot_server()
     async with running(server, limits=limits) as client:
         await client.initialize()
@@ -475,16 +481,8 @@ async def test_a_whole_in_flight_window_of_posts_never_waits_for_room(
     as ``max_in_flight`` arriving in one scheduler round are all queued at once (a
     smaller queue made most of them wait for room and resume once more)."""
     import trimcp
-    from trimcp.transports.http import _asgi_post
 
-    waited: list[object] = []
-    note = _asgi_post._note_waited
-
-    def noting(channel: Any, message: Any) -> None:
-        waited.append(message.id)
-        note(channel, message)
-
-    monkeypatch.setattr(_asgi_post, "_note_waited", noting)
+    waited = _noting_waits(monkeypatch)
     window = trimcp.SessionLimits().max_in_flight
     assert HttpServerLimits().inbound_queue >= window
     server = make_server()

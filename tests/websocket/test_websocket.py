@@ -119,42 +119,11 @@ async def test_client_and_lean_server() -> None:
             await exercise(server, f"ws://127.0.0.1:{port}/mcp")
 
 
-async def test_session_ends_when_the_client_closes() -> None:
-    """The server's session ends by itself once the client closes (no task left behind)."""
-    server = make_server()
-    ended = trio.Event()
-
-    async def handle(stream: trio.SocketStream) -> None:
-        messages = await accept_websocket(
-            stream,
-            path="/mcp",
-            host_policy=HostPolicy(loopback=True),
-            local_host="127.0.0.1",
-            limits=trimcp.WebSocketLimits(),
-        )
-        assert messages is not None
-        await server.serve_channel(WebSocketChannel(messages))
-        ended.set()
-
-    with trio.fail_after(20):
-        async with trio.open_nursery() as nursery:
-            listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-            port = listeners[0].socket.getsockname()[1]
-            nursery.start_soon(trio.serve_listeners, handle, listeners)
-            async with trimcp.open_client(
-                trimcp.websocket(f"ws://127.0.0.1:{port}/mcp"), era="handshake"
-            ) as c:
-                await c.call_tool("echo", {"text": "x"})
-                assert len(server.sessions) == 1
-            await ended.wait()
-            assert not server.sessions
-            nursery.cancel_scope.cancel()
-
-
-async def test_each_side_writes_through_a_writer_task_of_its_session() -> None:
-    """Over wsproto both sessions hand their messages to a writer task of their own
-    (queued without waiting for the write); the task ends with its session."""
-    server = make_server()
+@asynccontextmanager
+async def accepting(server: trimcp.Server) -> AsyncIterator[tuple[int, list[Any], trio.Event]]:
+    """A WebSocket server of the test's own on 127.0.0.1: each connection accepted by
+    ``accept_websocket`` and served by ``server.serve_channel``. Yields the port, each
+    connection's message I/O, and an event set once a session has ended."""
     served: list[Any] = []
     ended = trio.Event()
 
@@ -171,11 +140,33 @@ async def test_each_side_writes_through_a_writer_task_of_its_session() -> None:
         await server.serve_channel(WebSocketChannel(messages))
         ended.set()
 
+    async with trio.open_nursery() as nursery:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        nursery.start_soon(trio.serve_listeners, handle, listeners)
+        yield listeners[0].socket.getsockname()[1], served, ended
+        nursery.cancel_scope.cancel()
+
+
+async def test_session_ends_when_the_client_closes() -> None:
+    """The server's session ends by itself once the client closes (no task left behind)."""
+    server = make_server()
     with trio.fail_after(20):
-        async with trio.open_nursery() as nursery:
-            listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-            port = listeners[0].socket.getsockname()[1]
-            nursery.start_soon(trio.serve_listeners, handle, listeners)
+        async with accepting(server) as (port, _served, ended):
+            async with trimcp.open_client(
+                trimcp.websocket(f"ws://127.0.0.1:{port}/mcp"), era="handshake"
+            ) as c:
+                await c.call_tool("echo", {"text": "x"})
+                assert len(server.sessions) == 1
+            await ended.wait()
+            assert not server.sessions
+
+
+async def test_each_side_writes_through_a_writer_task_of_its_session() -> None:
+    """Over wsproto both sessions hand their messages to a writer task of their own
+    (queued without waiting for the write); the task ends with its session."""
+    server = make_server()
+    with trio.fail_after(20):
+        async with accepting(server) as (port, served, ended):
             async with trimcp.open_client(
                 trimcp.websocket(f"ws://127.0.0.1:{port}/mcp"), era="handshake"
             ) as client:
@@ -192,7 +183,6 @@ async def test_each_side_writes_through_a_writer_task_of_its_session() -> None:
             assert not mine._batcher.writer  # type: ignore[attr-defined]
             await ended.wait()
             assert not served[0]._batcher.writer
-            nursery.cancel_scope.cancel()
 
 
 ENGINES = pytest.mark.parametrize("engine", ["h11", "hypercorn"])
