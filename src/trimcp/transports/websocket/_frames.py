@@ -35,7 +35,7 @@ from wsproto.utilities import LocalProtocolError as WsLocalProtocolError
 from wsproto.utilities import RemoteProtocolError as WsRemoteProtocolError
 
 from .._batch import WriteBatcher
-from .._direct import write_now
+from .._direct import send, write_now
 from ._framing import FrameReader, MaskingKeys, at_frame_boundary, text_frame
 from ._limits import WebSocketLimits
 from ._liveness import Liveness
@@ -177,22 +177,20 @@ class WsprotoMessages:
         try:
             try:
                 sent = write_now(self._stream, batch)
+                if sent == len(batch):
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                    return
+                written = await send(self._stream, batch[sent:] if sent else batch, timeout=limit)
             except OSError as exc:  # a reset or a broken pipe, as send_all would say
                 raise trio.BrokenResourceError(str(exc)) from exc
-            if sent == len(batch):
-                await trio.lowlevel.cancel_shielded_checkpoint()
-                return
-            with trio.move_on_after(limit) as scope:
-                await self._stream.send_all(batch[sent:] if sent else batch)
+            if not written:
+                raise trio.BrokenResourceError(
+                    f"a write took over {limit:g} s: the peer stopped reading"
+                )
         except BaseException:
             self._broken = True
             await self._release()
             raise
-        if scope.cancelled_caught:
-            self._broken = True
-            await self._release()
-            failure = f"a write took over {limit:g} s: the peer stopped reading"
-            raise trio.BrokenResourceError(failure)
 
     async def send_text(self, text: str) -> None:
         await self.send_utf8(text.encode("utf-8"))
@@ -200,14 +198,7 @@ class WsprotoMessages:
     async def send_utf8(self, data: bytes) -> None:
         """:meth:`send_text` for text already encoded (``data`` is valid UTF-8): the
         frame is written by :func:`._framing.text_frame`, as wsproto would write it."""
-        if self._closed:
-            raise trio.ClosedResourceError("the WebSocket is closed")
-        if self._broken:  # (_check_broken inline: every message passes here)
-            raise trio.BrokenResourceError("the WebSocket connection broke")
-        if not self._open:  # wsproto would refuse it too
-            raise trio.ClosedResourceError(f"the WebSocket is {self._ws.state.name.lower()}")
-        keys = self._keys
-        await self._batcher.submit(text_frame(data, keys.next() if keys is not None else None))
+        await self._batcher.submit(self._text_frame(data))
 
     def put_utf8(self, data: bytes) -> int:
         """Queue the text message ``data`` (valid UTF-8) for the writer task without
@@ -215,17 +206,22 @@ class WsprotoMessages:
         :meth:`trimcp.transports._batch.WriteBatcher.put`); :class:`trio.WouldBlock`
         without a writer task or past its bound of unwritten bytes (then
         :meth:`send_utf8` it)."""
+        batcher = self._batcher
+        if not batcher.writer:  # (``put`` checks again; this saves framing a refused one)
+            raise trio.WouldBlock
+        return batcher.put(self._text_frame(data))
+
+    def _text_frame(self, data: bytes) -> bytes:
+        """The frame of the text message ``data``, once the connection can take one
+        (the checks inline: every message sent passes here)."""
         if self._closed:
             raise trio.ClosedResourceError("the WebSocket is closed")
         if self._broken:
             raise trio.BrokenResourceError("the WebSocket connection broke")
-        if not self._open:
+        if not self._open:  # wsproto would refuse it too
             raise trio.ClosedResourceError(f"the WebSocket is {self._ws.state.name.lower()}")
-        batcher = self._batcher
-        if not batcher.writer:  # (``put`` checks again; this saves framing a refused one)
-            raise trio.WouldBlock
         keys = self._keys
-        return batcher.put(text_frame(data, keys.next() if keys is not None else None))
+        return text_frame(data, keys.next() if keys is not None else None)
 
     def withdraw(self, key: int) -> bool:
         """Take back a message :meth:`put_utf8` queued if the writer did not take it yet
