@@ -129,6 +129,21 @@ def test_a_conforming_server_passes_the_machine() -> None:
     assert report.examples >= 15
 
 
+def test_a_near_miss_that_is_run_may_report_progress() -> None:
+    # A call with its id given twice is still a request a server may run (the last id
+    # wins in Python's parser), and its progress names the token the frame carries.
+    # The sender registers that token; a frame drawn with a token of its own once made
+    # the machine fail a conforming server.
+    text = dumps(CALL)[:-1] + b',"id":102}'
+    frame = Frame(text, "duplicate-key", Expect("one", (101, 102, None)), "id given twice")
+    steps = [OPEN, {"op": "send", "frame": frame.to_json(), "token": "tok"}, ping(1)]
+    assert replay(BrokenTarget(None), steps) is None
+    steps[1]["token"] = None  # not registered: the same progress is a violation
+    violation = replay(BrokenTarget(None), steps)
+    assert violation is not None
+    assert violation.property == "progress"
+
+
 def test_the_time_budget_ends_the_run() -> None:
     report = run_conformance(BrokenTarget(None), max_examples=100_000, max_seconds=1, steps=3)
     assert report.ok

@@ -30,6 +30,7 @@ from trimcp.testing import (
     sessions,
 )
 from trimcp.testing._frames import expect_for
+from trimcp.testing._invalid import _case_changed, _duplicate_key, _missing, _wrong_type
 from trimcp.testing._schemas import definitions
 
 FAST = settings(
@@ -111,6 +112,61 @@ def test_near_misses_are_what_they_claim(revision: str) -> None:
     check()
 
 
+def _progress_tokens(data: bytes) -> list[object]:
+    """Every progress token a request in ``data`` asks for (``_meta.progressToken`` of a
+    token's type), however a key given twice is read; none for bytes that are not JSON."""
+    found: list[object] = []
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        for key, value in items:
+            if key == "_meta" and isinstance(value, dict):
+                token = value.get("progressToken")
+                if type(token) in (str, int):
+                    found.append(token)
+        return dict(items)
+
+    try:
+        json.loads(data, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return []
+    return found
+
+
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
+def test_a_near_miss_carries_no_progress_token_but_the_one_given(revision: str) -> None:
+    # A near miss may still be run (a key given twice, a member a server may ignore),
+    # and its progress then names the token: the sender must know it as its own.
+    @settings(FAST, max_examples=100)
+    @given(invalid_frames(revision, [41, "n-42"], max_size=1 << 16, token="tok-7"))
+    def check(frame: Frame) -> None:
+        assert set(_progress_tokens(frame.data)) <= {"tok-7"}
+
+    check()
+
+
+_WITH_TOKEN = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "t", "arguments": {}, "_meta": {"progressToken": "tok"}},
+}
+
+
+@settings(FAST, max_examples=200)
+@given(st.data(), st.sampled_from(["type", "missing", "case", "dup"]))
+def test_a_mutation_keeps_a_progress_token_or_leaves_none(data: st.DataObject, kind: str) -> None:
+    revision = "2025-06-18"
+    if kind == "type":
+        frame = _wrong_type(revision, _WITH_TOKEN, data)
+    elif kind == "missing":
+        frame = _missing(revision, _WITH_TOKEN, data)
+    elif kind == "case":
+        frame = _case_changed(revision, _WITH_TOKEN, data)
+    else:
+        frame = _duplicate_key(revision, _WITH_TOKEN, data, 2)
+    assert set(_progress_tokens(frame.data)) <= {"tok"}
+
+
 def test_near_miss_examples() -> None:
     assert expect_for("2025-06-18", {"jsonrpc": "2.0", "id": 1.5, "method": "ping"}).ids == (None,)
     assert expect_for("2025-06-18", {"jsonrpc": "2.0", "method": "ping"}).count == "none"
@@ -131,7 +187,9 @@ def test_sessions_start_with_open_and_are_json(steps: list[dict[str, object]]) -
     assert json.loads(json.dumps(steps)) == steps
     for step in steps:
         if step["op"] == "send":
-            Frame.from_json(step["frame"])  # type: ignore[arg-type]
+            frame = Frame.from_json(step["frame"])  # type: ignore[arg-type]
+            # Any progress token a step sends is the one it registers.
+            assert set(_progress_tokens(frame.data)) <= {step["token"]}
 
 
 def test_tool_arguments_follow_the_input_schema() -> None:

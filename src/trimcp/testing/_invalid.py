@@ -60,6 +60,11 @@ def _get(value: Any, path: tuple[Any, ...]) -> Any:
     return value
 
 
+def _token_type(value: Any) -> bool:
+    """Whether ``value`` has a progress token's type (a string or an integer)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
 def _json_type(value: Any) -> str:
     return type(value).__name__ if not isinstance(value, bool) else "bool"
 
@@ -74,6 +79,10 @@ def _wrong_type(revision: str, message: dict[str, Any], data: st.DataObject) -> 
     choices = [v for v in _OTHER_TYPES if _json_type(v) != _json_type(old)]
     if path == ("id",):
         choices = _BAD_IDS
+    elif path[-1] == "progressToken":
+        # Only types no token has: a string or integer here would be a valid token the
+        # caller never registered (and the same one in every such frame).
+        choices = [v for v in choices if not _token_type(v)]
     new = data.draw(st.sampled_from(choices), label="new value")
     note = f"{'.'.join(map(str, path))}: {json.dumps(old)[:40]} -> {json.dumps(new)}"
     return _frame(revision, _replace(message, path, new), "wrong-type", note)
@@ -156,28 +165,49 @@ def _garbage() -> st.SearchStrategy[Frame]:
     )
 
 
-#: Stand-in ids the cached strategies use; replaced by the caller's ids in the bytes.
+#: Stand-ins the cached strategies use; replaced by the caller's ids and progress token
+#: in the bytes.
 _FIRST, _SECOND = 2**60 + 7, 2**60 + 9
+_TOKEN = "trimcp-near-miss-progress-token"
 
 
-def _substitute(frame: Frame, first: Id, second: Id) -> Frame:
+def _substitute(frame: Frame, first: Id, second: Id, token: Id) -> Frame:
     swap = {_FIRST: first, _SECOND: second}
     data = frame.data.replace(str(_FIRST).encode(), dumps(first))
     data = data.replace(str(_SECOND).encode(), dumps(second))
+    data = data.replace(dumps(_TOKEN), dumps(token))
     ids = tuple(swap.get(i, i) if isinstance(i, int) else i for i in frame.expect.ids)
-    return Frame(data, frame.kind, attrs.evolve(frame.expect, ids=ids), frame.note)
+    note = frame.note.replace(_TOKEN, str(token))
+    return Frame(data, frame.kind, attrs.evolve(frame.expect, ids=ids), note)
+
+
+def _with_stand_in_token(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with its progress token, if it has one, replaced by :data:`_TOKEN`."""
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return message
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and "progressToken" in meta:
+        meta = {**meta, "progressToken": _TOKEN}
+        return {**message, "params": {**params, "_meta": meta}}
+    return message
 
 
 def invalid_frames(
-    revision: str, ids: Sequence[Id], *, max_size: int = 1 << 20
+    revision: str, ids: Sequence[Id], *, max_size: int = 1 << 20, token: Id | None = None
 ) -> st.SearchStrategy[Frame]:
     """Near-miss frames for ``revision``; requests use ``ids[0]`` (and ``ids[1]``).
 
     ``ids`` must hold two ids unused in the session; ``max_size`` caps the oversized
-    frames (bytes).
+    frames (bytes). A request with a progress token carries ``token`` (default:
+    ``"near-miss-<ids[0]>"``, unique as ``ids[0]`` is): a near miss may still
+    be a request a server runs (a key given twice, a member it may ignore), and its
+    progress notifications then name that token, which the sender must know as its own.
+    A mutation never turns the token into another string or integer.
     """
     first, second = ids[0], ids[1]
-    return _cached_frames(revision, max_size).map(lambda f: _substitute(f, first, second))
+    chosen = f"near-miss-{first}" if token is None else token
+    return _cached_frames(revision, max_size).map(lambda f: _substitute(f, first, second, chosen))
 
 
 @functools.cache
@@ -189,7 +219,7 @@ def _cached_frames(revision: str, max_size: int) -> st.SearchStrategy[Frame]:
 
     @st.composite
     def mutated(draw: st.DrawFn) -> Frame:
-        message = draw(base)
+        message = _with_stand_in_token(draw(base))
         data = draw(st.data())
         kind = draw(st.sampled_from(["type", "missing", "case", "dup"]))
         if kind == "type":

@@ -195,9 +195,10 @@ def machine_for(  # noqa: C901 - the rules are methods of one class defined here
         @rule(data=st.data())
         def near_miss(self, data: st.DataObject) -> None:
             ids = [self.fresh(data), self.fresh(data)]
-            strategy = invalid_frames(self.version, ids, max_size=options.max_frame)
+            token = self.session.fresh_token()
+            strategy = invalid_frames(self.version, ids, max_size=options.max_frame, token=token)
             frame = data.draw(strategy, label="near miss")
-            self.do({"op": "send", "frame": frame.to_json(), "token": None})
+            self.do({"op": "send", "frame": frame.to_json(), "token": token})
 
         def _tool_call(self, data: st.DataObject) -> tuple[dict[str, Any], str] | None:
             tools = [

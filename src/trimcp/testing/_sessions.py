@@ -60,8 +60,9 @@ def sessions(
             actions.append({"op": "send", "frame": frame.to_json(), "token": None})
         elif kind == "near":
             ids = [f"s-{next(counter)}", f"s-{next(counter)}"]
-            frame = draw(invalid_frames(revision, ids, max_size=1 << 16))
-            actions.append({"op": "send", "frame": frame.to_json(), "token": None})
+            token = f"t-{next(counter)}"
+            frame = draw(invalid_frames(revision, ids, max_size=1 << 16, token=token))
+            actions.append({"op": "send", "frame": frame.to_json(), "token": token})
         elif kind == "cancel" and sent:
             actions.append({"op": "cancel", "id": draw(st.sampled_from(sent))})
         elif kind == "list":
