@@ -20,11 +20,8 @@ before the scope exited").
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
 import math
 import os
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -32,6 +29,7 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, settings
 
+from trimcp.testing._loop import LoopThread
 from trimcp.transports import MemoryChannel
 from trimcp.wire import Message, RequestId
 
@@ -63,77 +61,22 @@ MACHINE_SETTINGS = settings.get_profile(
 )
 
 
-class TrioThread:
-    """One Trio run in a daemon thread; :meth:`call` runs a coroutine function in it."""
+class TrioThread(LoopThread):
+    """:class:`trimcp.testing._loop.LoopThread` on a clock only :meth:`jump` moves; a step
+    is bounded by ``STEP_LIMIT`` unless told otherwise, and :meth:`stop` raises what
+    crashed the run."""
 
     def __init__(self) -> None:
         self.clock = trio.testing.MockClock()
-        self._ready = threading.Event()
-        self._outstanding: set[concurrent.futures.Future[Any]] = set()
-        self._crash: BaseException | None = None
-        self.nursery: trio.Nursery
-        self._token: trio.lowlevel.TrioToken
-        self._stop: trio.Event
-        self._thread = threading.Thread(target=self._main, name="trio-machine", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(STEP_LIMIT):
-            raise AssertionError("the Trio thread did not start")
-
-    def _main(self) -> None:
-        try:
-            trio.run(self._root, clock=self.clock)
-        except BaseException as exc:
-            self._crash = exc
-        finally:
-            self._ready.set()
-            for future in list(self._outstanding):
-                if not future.done():
-                    future.set_exception(
-                        AssertionError(f"the Trio run ended during a step: {self._crash!r}")
-                    )
-
-    async def _root(self) -> None:
-        async with trio.open_nursery() as nursery:
-            self.nursery = nursery
-            self._token = trio.lowlevel.current_trio_token()
-            self._stop = trio.Event()
-            self._ready.set()
-            await self._stop.wait()
-            nursery.cancel_scope.cancel()
+        super().__init__(self.clock, start_limit=STEP_LIMIT)
 
     def call(self, fn: Callable[..., Awaitable[T]], *args: Any, limit: float = STEP_LIMIT) -> T:
         """Run ``await fn(*args)`` in the Trio thread and return its result (or raise)."""
-        if self._crash is not None:
-            raise AssertionError(f"the Trio run has crashed: {self._crash!r}")
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        self._outstanding.add(future)
+        return super().call(fn, *args, limit=limit)
 
-        async def step() -> None:
-            try:
-                value = await fn(*args)
-            except Exception as exc:
-                future.set_exception(exc)
-            except BaseException as exc:
-                future.set_exception(exc)
-                raise
-            else:
-                future.set_result(value)
-
-        self._token.run_sync_soon(self.nursery.start_soon, step)
-        try:
-            return future.result(timeout=limit)
-        except concurrent.futures.TimeoutError:
-            self._token.run_sync_soon(self.nursery.cancel_scope.cancel)
-            raise AssertionError(f"step {fn.__name__} hung for {limit} s") from None
-        finally:
-            self._outstanding.discard(future)
-
-    def stop(self) -> None:
-        """End the run (cancelling whatever is left) and join the thread."""
-        if self._thread.is_alive():
-            with contextlib.suppress(trio.RunFinishedError):
-                self._token.run_sync_soon(self._stop.set)
-            self._thread.join(STEP_LIMIT)
+    def stop(self, limit: float = STEP_LIMIT) -> None:
+        """End the run (cancelling whatever is left), join the thread, raise its crash."""
+        super().stop(limit)
         assert not self._thread.is_alive(), "the Trio thread did not stop"
         if self._crash is not None:
             raise self._crash

@@ -8,7 +8,8 @@ server that stops answering cannot freeze the caller.
 
 ``clock="mock"`` runs on :class:`trio.testing.MockClock` with ``autojump_threshold=0``:
 in-process servers then see time jump whenever every task is blocked, so timeouts cost
-nothing. ``"real"`` uses the system clock (needed for child processes and sockets).
+nothing. ``"real"`` uses the system clock (needed for child processes and sockets). A
+clock object is used as given (a test may move a ``MockClock`` by hand).
 """
 
 from __future__ import annotations
@@ -34,9 +35,14 @@ class StepHung(AssertionError):
 class LoopThread:
     """One Trio run in a daemon thread; :meth:`call` runs a coroutine function in it."""
 
-    def __init__(self, clock: str = "real", *, start_limit: float = 30.0) -> None:
-        self._clock = trio.testing.MockClock(autojump_threshold=0) if clock == "mock" else None
+    def __init__(self, clock: str | trio.abc.Clock = "real", *, start_limit: float = 30.0) -> None:
+        self._clock: trio.abc.Clock | None
+        if isinstance(clock, str):
+            self._clock = trio.testing.MockClock(autojump_threshold=0) if clock == "mock" else None
+        else:
+            self._clock = clock
         self._ready = threading.Event()
+        self._outstanding: set[concurrent.futures.Future[Any]] = set()
         self._crash: BaseException | None = None
         self.nursery: trio.Nursery
         self._token: trio.lowlevel.TrioToken
@@ -53,6 +59,10 @@ class LoopThread:
             self._crash = exc
         finally:
             self._ready.set()
+            # A step still waited on fails now, not once its limit has passed.
+            for future in list(self._outstanding):
+                if not future.done():
+                    future.set_exception(StepHung(f"the Trio run ended: {self._crash!r}"))
 
     async def _root(self) -> None:
         async with trio.open_nursery() as nursery:
@@ -68,6 +78,7 @@ class LoopThread:
         if self._crash is not None or not self._thread.is_alive():
             raise StepHung(f"the Trio run has ended: {self._crash!r}")
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._outstanding.add(future)
 
         async def step() -> None:
             try:
@@ -86,6 +97,8 @@ class LoopThread:
             with contextlib.suppress(trio.RunFinishedError):
                 self._token.run_sync_soon(self.nursery.cancel_scope.cancel)
             raise StepHung(f"a step took longer than {limit:g} s") from None
+        finally:
+            self._outstanding.discard(future)
 
     def stop(self, limit: float = 30.0) -> None:
         """End the run (cancelling whatever is left) and join the thread."""
