@@ -23,7 +23,9 @@ class MessageChannel(Protocol):
 
     * ``send`` is atomic per message: concurrent senders never interleave bytes. It
       raises :class:`trio.BrokenResourceError` or :class:`trio.ClosedResourceError` when
-      the peer is gone.
+      the peer is gone. It is a checkpoint, as every Trio async API, even when it takes
+      the message at once: a handler sending notifications in a loop must let the
+      task writing them, and every other task, run.
     * ``related`` names the inbound request a message belongs to (its response, progress
       and log notifications, reverse calls made while handling it), or ``None``. Stream
       transports ignore it; Streamable HTTP uses it to put the message on that request's

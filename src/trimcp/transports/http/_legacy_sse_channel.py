@@ -88,11 +88,13 @@ class LegacySseChannel:
 
     # ------------------------------------------------------------ MessageChannel
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
-        """Queue ``message`` as an ``event: message``; never waits on the network.
+        """Queue ``message`` as an ``event: message``; never waits on the network, but is
+        a checkpoint (a sender looping on it lets the stream's writer run).
 
         Raises :class:`trio.ClosedResourceError` once the session is closed, and
         :class:`trio.BrokenResourceError` when the stream overflowed (which closes it).
         """
+        await trio.lowlevel.checkpoint()
         if self._closed:
             raise trio.ClosedResourceError("the SSE session is closed")
         event = encode_sse(data=encode(message).decode(), event="message")

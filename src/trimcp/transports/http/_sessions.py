@@ -172,12 +172,16 @@ class HttpSessionChannel(JsonAnswers):
         self.protocol_version = protocol_version
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
-        """Route ``message`` to its one stream (module doc). Never waits on the network.
+        """Route ``message`` to its one stream (module doc). Never waits on the network,
+        but is a checkpoint: a sender looping on it lets the responses writing its
+        stream (and every other task) run, instead of filling the stream's queue
+        before a byte of it is written.
 
         Raises :class:`trio.ClosedResourceError` once the session is closed, and
         :class:`trio.BrokenResourceError` for a request with no stream that could carry
         it, so that a reverse call fails at once instead of waiting for its timeout.
         """
+        await trio.lowlevel.checkpoint()
         if self._closed:
             raise trio.ClosedResourceError("the HTTP session is closed")
         if isinstance(message, Response | ErrorResponse) and message.id is not None:
