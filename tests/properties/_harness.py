@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import trio
 import trio.testing
 from hypothesis import HealthCheck, settings
+from hypothesis.stateful import RuleBasedStateMachine
 
 from trimcp.testing._loop import LoopThread
 from trimcp.transports import MemoryChannel
@@ -138,3 +139,44 @@ class RawPeer:
 async def settle() -> None:
     """Let every task run until all are blocked."""
     await trio.testing.wait_all_tasks_blocked()
+
+
+class PeerMachine(RuleBasedStateMachine):
+    """What both session machines share: a Trio thread, a raw peer and the virtual time
+    of the last step. :meth:`step` runs an action and hands what the session sent to
+    :meth:`absorb`; teardown hangs up unless the session already ended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.trio = TrioThread()
+        self.peer = RawPeer()
+        self.now = 0.0
+        self.ended = False
+
+    def absorb(self, messages: list[Message]) -> None:
+        """Check and record what the session sent during a step."""
+        raise NotImplementedError
+
+    def hang_up(self) -> None:
+        """EOF from the peer (a rule of each machine)."""
+        raise NotImplementedError
+
+    def step(self, action: Callable[[], object]) -> list[Message]:
+        """Run ``action()`` (sync, in the Trio thread), settle, return what was sent."""
+
+        async def run() -> list[Message]:
+            action()
+            await settle()
+            self.now = trio.current_time()
+            return self.peer.drain()
+
+        messages = self.trio.call(run)
+        self.absorb(messages)
+        return messages
+
+    def teardown(self) -> None:
+        try:
+            if not self.ended:
+                self.hang_up()
+        finally:
+            self.trio.stop()

@@ -20,7 +20,7 @@ from typing import Any
 
 import trio
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import invariant, precondition, rule
 
 from trimcp.client import open_client
 from trimcp.dispatch import ConnectionClosedError, McpError, RequestTimeoutError
@@ -36,7 +36,7 @@ from trimcp.wire import (
     Response,
 )
 
-from ._harness import CANCELLED, MACHINE_SETTINGS, RawPeer, TrioThread, settle
+from ._harness import CANCELLED, MACHINE_SETTINGS, PeerMachine, RawPeer, settle
 
 # ---------------------------------------------------------------- the client side
 
@@ -67,20 +67,16 @@ class Call:
     cancel_seen: bool = False
 
 
-class ClientSessionMachine(RuleBasedStateMachine):
+class ClientSessionMachine(PeerMachine):
     """Real client session, raw server peer: invariant 3 for outbound calls, and 8."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.trio = TrioThread()
-        self.peer = RawPeer()
         self.calls: dict[int, Call] = {}
         self.by_wire: dict[RequestId, Call] = {}
         #: key -> outcomes the caller task recorded (a list, to catch double resolutions).
         self.outcomes: dict[int, list[str]] = {}
         self.dropped = 0
-        self.now = 0.0
-        self.ended = False
         self.closed_locally = False
         self.session: Session | None = None
         self.holder_done = False
@@ -123,24 +119,6 @@ class ClientSessionMachine(RuleBasedStateMachine):
         (note,) = self.peer.drain()
         assert isinstance(note, Notification)
         assert note.method == "notifications/initialized"
-
-    def step(self, action: Any) -> list[Message]:
-        async def run() -> list[Message]:
-            action()
-            await settle()
-            self.now = trio.current_time()
-            return self.peer.drain()
-
-        messages = self.trio.call(run)
-        self.absorb(messages)
-        return messages
-
-    def teardown(self) -> None:
-        try:
-            if not self.ended:
-                self.hang_up()
-        finally:
-            self.trio.stop()
 
     def _out(self) -> list[Call]:
         return [c for c in self.calls.values() if c.status == "out"]

@@ -23,7 +23,7 @@ from typing import Any
 
 import trio
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import invariant, precondition, rule
 
 from trimcp.dispatch import ConnectionClosedError, McpError, RequestTimeoutError
 from trimcp.nursery import Session, SessionLimits
@@ -41,7 +41,7 @@ from trimcp.wire import (
     Response,
 )
 
-from ._harness import CANCELLED, MACHINE_SETTINGS, RawPeer, RecordingChannel, TrioThread, settle
+from ._harness import CANCELLED, MACHINE_SETTINGS, PeerMachine, RecordingChannel, settle
 
 SECRET = "hunter2-session-machine-secret"
 FAIL_CODE = -32050
@@ -171,22 +171,18 @@ def _request_for(kind: str, request_id: RequestId, n: int) -> Request:
     )
 
 
-class ServerSessionMachine(RuleBasedStateMachine):
+class ServerSessionMachine(PeerMachine):
     """A raw peer against a real server session; see the module docstring."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.trio = TrioThread()
         self.world = World()
         self.forwards: dict[RequestId, Forward] = {}
         self.reverses: dict[RequestId, Reverse] = {}
         self.next_id = 0
         self.dropped = 0
-        self.ended = False
-        self.now = 0.0
         self.session: Session | None = None
         self.serve_done = False
-        self.peer = RawPeer()
         self.trio.call(self._start)
 
     # -- plumbing ------------------------------------------------------------------
@@ -217,26 +213,6 @@ class ServerSessionMachine(RuleBasedStateMachine):
         self.peer.send(Notification(method="notifications/initialized"))
         await settle()
         self.world.timeline.clear()
-
-    def step(self, action: Any) -> list[Message]:
-        """Run ``action()`` (sync, in the Trio thread), settle, return what was sent."""
-
-        async def run() -> list[Message]:
-            action()
-            await settle()
-            self.now = trio.current_time()
-            return self.peer.drain()
-
-        messages = self.trio.call(run)
-        self.absorb(messages)
-        return messages
-
-    def teardown(self) -> None:
-        try:
-            if not self.ended:
-                self.hang_up()
-        finally:
-            self.trio.stop()
 
     def _live(self, kind: str | None = None) -> list[Forward]:
         return [
