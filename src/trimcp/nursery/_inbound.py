@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any, Final, final
 import trio
 
 from trimcp.binding import structure, unstructure
-from trimcp.dispatch import RequestRoute, Slots, error_for_exception
+from trimcp.dispatch import McpError, RequestRoute, Slots, error_for_exception
 from trimcp.wire import (
+    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
@@ -195,7 +196,7 @@ class InboundRequests:
             request.id,
             request.method,
             params,
-            meta if isinstance(meta, dict) else {},
+            meta if type(meta) is dict else {},
             entry.scope,
         )
         entry.ctx = ctx
@@ -208,6 +209,8 @@ class InboundRequests:
                     watch = self.observer.inbound(ctx)
                 with entry.scope:
                     try:
+                        if params and "_meta" in params:
+                            _check_meta(meta)
                         if route.params_type is not None:
                             ctx.params = structure(params or {}, route.params_type)
                         if self.limits.handler_timeout is None:
@@ -309,3 +312,18 @@ def _answer(request_id: RequestId, result: Any) -> Message:
     if type(result) is not dict:
         result = {} if result is None else unstructure(result)
     return make_response(request_id, result)
+
+
+def _check_meta(meta: object) -> None:
+    """Refuse a request ``_meta`` the schema rules out (every revision): not an object,
+    or a ``progressToken`` that is neither a string nor an integer. Raises
+    :class:`McpError` (``-32602``), the request's answer; a request is never run with a
+    token it could not be sent progress for."""
+    if type(meta) is not dict:
+        raise McpError(INVALID_PARAMS, "Invalid params: _meta must be an object")
+    if "progressToken" in meta:
+        token = meta["progressToken"]
+        if not isinstance(token, str | int) or isinstance(token, bool):
+            raise McpError(
+                INVALID_PARAMS, "Invalid params: _meta.progressToken must be a string or an integer"
+            )
