@@ -9,6 +9,7 @@ the replay file it writes must reproduce it.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -144,10 +145,21 @@ def test_a_near_miss_that_is_run_may_report_progress() -> None:
     assert violation.property == "progress"
 
 
-def test_the_time_budget_ends_the_run() -> None:
+def _loop_threads() -> int:
+    return sum(1 for t in threading.enumerate() if t.name == "trimcp-conform")
+
+
+def test_the_time_budget_ends_the_run(capsys: pytest.CaptureFixture[str]) -> None:
+    before = _loop_threads()
     report = run_conformance(BrokenTarget(None), max_examples=100_000, max_seconds=1, steps=3)
     assert report.ok
     assert 0 < report.examples < 100_000
+    # An example refused for want of time started no Trio thread it would not stop.
+    assert _loop_threads() <= before
+    # The budget ending a step is no failure: Hypothesis prints no seed or steps for it.
+    printed = capsys.readouterr()
+    assert "@seed" not in printed.out + printed.err
+    assert "Steps leading up" not in printed.out + printed.err
 
 
 def test_an_ignored_property_is_not_reported() -> None:

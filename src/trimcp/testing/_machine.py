@@ -133,11 +133,13 @@ def machine_for(  # noqa: C901 - the rules are methods of one class defined here
 
         def __init__(self) -> None:
             super().__init__()
+            # First: once time is up, no example starts a thread it would never stop
+            # (Hypothesis tears down only a machine that was made).
+            recorder.started()
             self.loop = LoopThread(target.clock)
             self.session = Session(target, self.loop.nursery, options)
             self.failed: BaseException | None = None
             self.opened: dict[str, Any] = {}
-            recorder.started()
 
         def do(self, action: dict[str, Any]) -> None:
             limit = options.step_limit

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 import trio
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -91,6 +91,9 @@ def run_conformance(
             phases=phases,
             suppress_health_check=list(HealthCheck),
             report_multiple_bugs=True,
+            # The report is the Recorder's: Hypothesis' own lines (a seed to reproduce
+            # the time budget running out, the steps before it) would only mislead.
+            verbosity=Verbosity.quiet,
         )
         try:
             run_state_machine_as_test(machine, settings=config)
