@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from trimcp.testing import Frame, Options, load_replay, replay, run_conformance,
 from trimcp.testing._checker import Checker
 from trimcp.testing._frames import Expect, dumps, expect_for
 from trimcp.testing._inbox import Inbound
+from trimcp.testing._machine import Recorder, machine_for
 
 from ._broken import BrokenTarget
 
@@ -160,6 +162,18 @@ def test_the_time_budget_ends_the_run(capsys: pytest.CaptureFixture[str]) -> Non
     printed = capsys.readouterr()
     assert "@seed" not in printed.out + printed.err
     assert "Steps leading up" not in printed.out + printed.err
+
+
+def test_once_time_is_up_an_example_only_closes() -> None:
+    recorder = Recorder()
+    machine = machine_for(BrokenTarget(None), Options(), recorder, (VERSION,))()
+    machine.do(dict(OPEN))
+    machine.do(ping(1))
+    recorder.deadline = time.monotonic() - 1  # (each step may wait for its timeout)
+    machine.do(ping(2))
+    machine.do(dict(OPEN))
+    machine.teardown()
+    assert [step["op"] for step in machine.session.trace] == ["open", "send", "close"]
 
 
 def test_an_ignored_property_is_not_reported() -> None:

@@ -51,6 +51,10 @@ class OutOfTime(KeyboardInterrupt):
     """The time budget is spent: stops Hypothesis at once (it never shrinks past this)."""
 
 
+#: The one step done even once time is up: closing the example's session.
+_ALWAYS = frozenset({"close"})
+
+
 def _size(steps: list[dict[str, Any]]) -> tuple[int, int]:
     return len(steps), len(json.dumps(steps))
 
@@ -69,6 +73,10 @@ class Recorder:
     examples: int = 0
     failures: dict[str, Failure] = attrs.Factory(dict)
     first_failure: float | None = None
+
+    def out_of_time(self) -> bool:
+        """Whether the run's deadline has passed."""
+        return self.deadline is not None and time.monotonic() >= self.deadline
 
     def started(self) -> None:
         now = time.monotonic()
@@ -142,6 +150,12 @@ def machine_for(  # noqa: C901 - the rules are methods of one class defined here
             self.opened: dict[str, Any] = {}
 
         def do(self, action: dict[str, Any]) -> None:
+            if action["op"] not in _ALWAYS and recorder.out_of_time():
+                # Time is up: the rest of this example is skipped (each step may wait
+                # for its response timeout; an open may start a process), and teardown
+                # still closes the session. Without one, no rule can run: Hypothesis
+                # drops the example.
+                return
             limit = options.step_limit
             try:
                 self.loop.call(perform, self.session, action, limit=limit)
