@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVarTuple
 import trio
 
 from trimcp.dispatch import ContextClosedError, ProgressCallback
-from trimcp.wire import RequestId
+from trimcp.wire import RequestId, is_request_id
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -130,7 +130,7 @@ class HandlerContext:
     def progress_token(self) -> str | int | None:
         """The caller's ``_meta.progressToken``, or ``None`` when it wants no progress."""
         token = self.meta.get("progressToken")
-        return token if isinstance(token, str | int) and not isinstance(token, bool) else None
+        return token if is_request_id(token) else None  # (a token's type is an id's)
 
     @property
     def closed(self) -> bool:

@@ -36,6 +36,7 @@ from trimcp.wire import (
     Request,
     RequestId,
     Response,
+    is_request_id,
     make_response,
 )
 
@@ -288,7 +289,7 @@ class InboundRequests:
             self._drained.set()
 
     def _cancel_inbound(self, request_id: object) -> None:
-        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+        if not is_request_id(request_id):
             return
         entry = self._in_flight.get(request_id)
         if entry is None or not entry.cancellable:
@@ -321,9 +322,7 @@ def _check_meta(meta: object) -> None:
     token it could not be sent progress for."""
     if type(meta) is not dict:
         raise McpError(INVALID_PARAMS, "Invalid params: _meta must be an object")
-    if "progressToken" in meta:
-        token = meta["progressToken"]
-        if not isinstance(token, str | int) or isinstance(token, bool):
-            raise McpError(
-                INVALID_PARAMS, "Invalid params: _meta.progressToken must be a string or an integer"
-            )
+    if "progressToken" in meta and not is_request_id(meta["progressToken"]):
+        raise McpError(
+            INVALID_PARAMS, "Invalid params: _meta.progressToken must be a string or an integer"
+        )

@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
-from ._frames import INVALID_REQUEST, PARSE_ERROR, Expect, Frame, dumps, expect_for
+from ._frames import INVALID_REQUEST, PARSE_ERROR, Expect, Frame, dumps, expect_for, valid_id
 from ._messages import Id, client_requests
 
 __all__ = ["invalid_frames"]
@@ -60,11 +60,6 @@ def _get(value: Any, path: tuple[Any, ...]) -> Any:
     return value
 
 
-def _token_type(value: Any) -> bool:
-    """Whether ``value`` has a progress token's type (a string or an integer)."""
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
 def _json_type(value: Any) -> str:
     return type(value).__name__ if not isinstance(value, bool) else "bool"
 
@@ -82,7 +77,7 @@ def _wrong_type(revision: str, message: dict[str, Any], data: st.DataObject) -> 
     elif path[-1] == "progressToken":
         # Only types no token has: a string or integer here would be a valid token the
         # caller never registered (and the same one in every such frame).
-        choices = [v for v in choices if not _token_type(v)]
+        choices = [v for v in choices if not valid_id(v)]  # (a token's type is an id's)
     new = data.draw(st.sampled_from(choices), label="new value")
     note = f"{'.'.join(map(str, path))}: {json.dumps(old)[:40]} -> {json.dumps(new)}"
     return _frame(revision, _replace(message, path, new), "wrong-type", note)

@@ -79,9 +79,9 @@ class Recorder:
         return self.deadline is not None and time.monotonic() >= self.deadline
 
     def started(self) -> None:
-        now = time.monotonic()
-        if self.deadline is not None and now >= self.deadline:
+        if self.out_of_time():
             raise OutOfTime
+        now = time.monotonic()
         if self.first_failure is not None and now - self.first_failure >= self.shrink_seconds:
             raise OutOfTime
         self.examples += 1

@@ -39,6 +39,7 @@ from ._events import Notification as Notification
 from ._events import Request as Request
 from ._events import RequestId as RequestId
 from ._events import Response as Response
+from ._events import is_request_id as is_request_id
 from ._events import make_request as make_request
 from ._events import make_response as make_response
 from ._framing import DEFAULT_MAX_LINE as DEFAULT_MAX_LINE
@@ -87,6 +88,7 @@ __all__ = [
     "encode",
     "encode_comment",
     "encode_sse",
+    "is_request_id",
     "make_request",
     "make_response",
     "to_value",

@@ -33,6 +33,7 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
+    "is_request_id",
     "make_request",
     "make_response",
 ]
@@ -53,6 +54,8 @@ NO_DATA: Final = _NoData.NO_DATA
 
 
 def is_request_id(value: object) -> TypeGuard[RequestId]:
+    """Whether ``value`` is a string or an integer (not a bool): a request id, and as
+    well a progress token, which has the same type."""
     # bool is an int subclass; its two instances are excluded by identity, which is cheaper than a
     # second isinstance call.
     return isinstance(value, (str, int)) and value is not True and value is not False
